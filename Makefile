@@ -1,0 +1,36 @@
+# PGXS build of pgsem.so. `make && sudo make install` builds and installs it against the
+# pg_config on PATH (Debian: postgresql-server-dev-15). Tests: see README ("Testing").
+
+EXTENSION = pgsem
+MODULE_big = pgsem
+DATA = $(wildcard pgsem--*.sql)
+PGFILEDESC = "pgsem - leased counting semaphores and text-keyed advisory locks"
+
+CORE_SRCS = $(wildcard src/core/*.cpp)
+GLUE_SRCS = $(wildcard src/pg/*.cpp)
+OBJS = $(CORE_SRCS:.cpp=.o) $(GLUE_SRCS:.cpp=.o)
+
+# pg_regress cases: sql/<name>.sql with expected/<name>.out, run in name order.
+REGRESS = $(sort $(basename $(notdir $(wildcard sql/*.sql))))
+REGRESS_OPTS = --load-extension=pgsem
+# isolationtester specs keep their expected output apart from pg_regress's.
+ISOLATION = $(sort $(basename $(notdir $(wildcard test/isolation/specs/*.spec))))
+ISOLATION_OPTS = --load-extension=pgsem --inputdir=test/isolation \
+                 --outputdir=test/isolation/output
+
+# Debian's server headers need C++17 without `register` warnings; PGXS links with the C
+# compiler, so the C++ runtime is named explicitly. WERROR=-Werror makes warnings fatal (tests do).
+WERROR ?=
+# Postgres headers count as system headers: -Wextra would flag their unused parameters.
+PG_CPPFLAGS = -I$(srcdir)/src -isystem $(includedir_server)
+PG_CXXFLAGS = -std=c++17 -Wno-register -Wextra -Wno-missing-field-initializers \
+              $(WERROR)
+SHLIB_LINK += -lstdc++
+
+# No LLVM bitcode: JIT inlining gains nothing here, and Debian's clang would compile the C++
+# sources again without the flags above.
+override with_llvm = no
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)

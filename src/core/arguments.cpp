@@ -1,0 +1,30 @@
+#include "core/arguments.hpp"
+
+namespace pgsem::core {
+
+Problem check_name(bool is_null, std::size_t bytes) noexcept {
+    if (is_null) return Problem::kNull;
+    if (bytes == 0) return Problem::kEmpty;
+    if (bytes > kMaxNameBytes) return Problem::kTooLong;
+    return Problem::kNone;
+}
+
+Problem check_slots(bool is_null, std::int64_t n) noexcept {
+    if (is_null) return Problem::kNull;
+    if (n <= 0) return Problem::kNotPositive;
+    if (n > kMaxSlots) return Problem::kTooLarge;
+    return Problem::kNone;
+}
+
+LeaseCheck check_lease(bool is_null, Interval lease) noexcept {
+    if (is_null) return {Problem::kNull, 0};
+    // 128 bits: months * 30 days * 86400e6 overflows 64 bits long before INT32_MAX months.
+    const __int128 total = static_cast<__int128>(lease.months) * 30 * kMicrosPerDay +
+                           static_cast<__int128>(lease.days) * kMicrosPerDay + lease.micros;
+    if (total <= 0) return {Problem::kNotPositive, 0};
+    if (total < kMinLeaseMicros) return {Problem::kTooShort, 0};
+    if (total > kMaxLeaseMicros) return {Problem::kTooLarge, 0};
+    return {Problem::kNone, static_cast<std::int64_t>(total)};
+}
+
+}  // namespace pgsem::core

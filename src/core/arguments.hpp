@@ -1,0 +1,54 @@
+// Validation of the arguments every SQL function receives: semaphore names, slot counts, leases.
+//
+// Pure C++ (no Postgres header). The glue maps each Problem to a SQLSTATE and a message
+// (src/pg/argument_errors.cpp); the limits here are the ones the README documents.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace pgsem::core {
+
+// Names are compared bytewise and live in a btree key: keep them short enough never to be
+// TOASTed or to approach the btree's per-entry size limit.
+inline constexpr std::size_t kMaxNameBytes = 256;
+
+// Far above any real pool, low enough that slot numbers, probes and counts stay small integers.
+inline constexpr std::int64_t kMaxSlots = 1000000;
+
+inline constexpr std::int64_t kMicrosPerMilli = 1000;
+inline constexpr std::int64_t kMicrosPerSecond = 1000 * kMicrosPerMilli;
+inline constexpr std::int64_t kMicrosPerDay = 86400 * kMicrosPerSecond;
+
+// A lease shorter than a millisecond expires before the caller can use it; one longer than a day
+// keeps a crashed holder's slot for more than a day. Long jobs renew instead.
+inline constexpr std::int64_t kMinLeaseMicros = kMicrosPerMilli;
+inline constexpr std::int64_t kMaxLeaseMicros = kMicrosPerDay;
+
+enum class Problem : std::uint8_t {
+    kNone,
+    kNull,         // SQL NULL where a value is required
+    kEmpty,        // empty name
+    kTooLong,      // name longer than kMaxNameBytes
+    kNotPositive,  // n <= 0, lease <= 0
+    kTooLarge,     // n > kMaxSlots, lease > kMaxLeaseMicros
+    kTooShort,     // 0 < lease < kMinLeaseMicros
+};
+
+// An SQL interval as Postgres stores it. Months count as 30 days, as in interval comparison.
+struct Interval {
+    std::int32_t months;
+    std::int32_t days;
+    std::int64_t micros;
+};
+
+struct LeaseCheck {
+    Problem problem;
+    std::int64_t micros;  // the lease length, valid when problem == kNone
+};
+
+Problem check_name(bool is_null, std::size_t bytes) noexcept;
+Problem check_slots(bool is_null, std::int64_t n) noexcept;
+LeaseCheck check_lease(bool is_null, Interval lease) noexcept;
+
+}  // namespace pgsem::core

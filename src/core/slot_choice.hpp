@@ -1,0 +1,75 @@
+// Which slot of a semaphore a claim tries, and what an existing claim row means for its slot.
+//
+// Pure C++ (no Postgres header). The glue (src/pg/semaphore.cpp) reads index entries and asks
+// these functions what they mean; it never decides slot policy itself.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+namespace pgsem::core {
+
+// Up to this many slots a claim takes the lowest free slot, found by one ordered index scan.
+// Above it, a claim first probes random slots (constant expected cost while a fair share of the
+// slots is free), and falls back to the ordered scan only when kRandomProbes probes all hit.
+inline constexpr std::int32_t kOrderedScanMaxSlots = 64;
+inline constexpr std::int32_t kRandomProbes = 64;
+
+// What one claim row, as seen by a dirty read, means for its slot right now.
+enum class Occupancy : std::uint8_t {
+    kVacant,   // released or timed out: it no longer occupies the slot
+    kHeld,     // occupies the slot; the claimer must not touch it
+    kExpired,  // lease ran out and nobody is acting on it: a claimer may record it as timed out
+};
+
+struct ClaimRowState {
+    bool ended;                  // released or recorded as timed out
+    std::int64_t expires_at;     // server time, microseconds
+    bool insert_in_progress;     // inserted by another transaction that is still open
+    bool change_in_progress;     // being updated, deleted or locked by another open transaction
+};
+
+// A row inserted or locked by an open transaction counts as held whatever its lease says: the
+// claimer cannot know how that transaction ends without waiting for it, and claims never wait.
+Occupancy classify(const ClaimRowState &row, std::int64_t now) noexcept;
+
+// Finds the lowest slot in [0, n) that no row holds, from rows fed in ascending slot order
+// (several rows may share a slot: old versions, a timed-out claim beside its successor).
+class LowestFreeSlot {
+public:
+    explicit LowestFreeSlot(std::int32_t n, std::int32_t first = 0) noexcept
+        : n_(n), cursor_(first) {}
+
+    // Returns the answer as soon as it is known: the first slot at or above `first` that no row
+    // holds. Rows below the cursor are ignored.
+    std::optional<std::int32_t> observe(std::int32_t slot, bool held) noexcept;
+    // After the last row: the answer, or nothing when every slot in [first, n) is held.
+    [[nodiscard]] std::optional<std::int32_t> finish() const noexcept;
+
+private:
+    std::int32_t n_;
+    std::int32_t cursor_;
+};
+
+// A pseudo-random walk over [0, n) that visits every slot once before repeating: start + i*step
+// mod n with step coprime to n. Two claimers with different seeds rarely contend for one slot.
+class ProbeSequence {
+public:
+    ProbeSequence(std::int32_t n, std::uint64_t seed) noexcept;
+    std::int32_t next() noexcept;
+
+private:
+    std::int64_t n_;
+    std::int64_t current_;
+    std::int64_t step_;
+};
+
+// now + lease, saturating instead of overflowing near the end of the timestamp range.
+std::int64_t lease_end(std::int64_t now, std::int64_t lease_micros) noexcept;
+
+// Whether a claim row is old enough to be pruned from the history: it ended (or its lease ran
+// out) at least retention_micros before now. A negative retention keeps history forever.
+bool prunable(bool ended, std::int64_t ended_at, std::int64_t expires_at, std::int64_t now,
+              std::int64_t retention_micros) noexcept;
+
+}  // namespace pgsem::core

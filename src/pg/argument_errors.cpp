@@ -1,0 +1,87 @@
+#include "pg/argument_errors.hpp"
+
+#include "pg/boundary.hpp"
+
+namespace pgsem {
+
+namespace {
+
+void raise_null(const char *function, const char *argument) {
+    ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+                    errmsg("%s: %s must not be null", function, argument)));
+}
+
+}  // namespace
+
+void require_valid_name(const char *function, bool is_null, const text *name) {
+    const std::size_t bytes = is_null ? 0 : VARSIZE_ANY_EXHDR(name);
+    switch (cpp_call([&] { return core::check_name(is_null, bytes); })) {
+        case core::Problem::kNone:
+            return;
+        case core::Problem::kNull:
+            raise_null(function, "the semaphore name");
+            break;
+        case core::Problem::kEmpty:
+            ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                            errmsg("%s: the semaphore name must not be empty", function)));
+            break;
+        default:
+            ereport(ERROR,
+                    (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                     errmsg("%s: the semaphore name is too long", function),
+                     errdetail("It is %zu bytes long; the limit is %zu bytes.", bytes,
+                               core::kMaxNameBytes)));
+            break;
+    }
+}
+
+void require_valid_slots(const char *function, bool is_null, int32 n) {
+    switch (cpp_call([&] { return core::check_slots(is_null, n); })) {
+        case core::Problem::kNone:
+            return;
+        case core::Problem::kNull:
+            raise_null(function, "n");
+            break;
+        case core::Problem::kNotPositive:
+            ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                            errmsg("%s: n must be at least 1, not %d", function, n)));
+            break;
+        default:
+            ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                            errmsg("%s: n must be at most %lld, not %d", function,
+                                   static_cast<long long>(core::kMaxSlots), n)));
+            break;
+    }
+}
+
+int64 require_valid_lease(const char *function, bool is_null, const Interval *lease) {
+    const core::Interval value =
+        is_null ? core::Interval{0, 0, 0} : core::Interval{lease->month, lease->day, lease->time};
+    const core::LeaseCheck check = cpp_call([&] { return core::check_lease(is_null, value); });
+    switch (check.problem) {
+        case core::Problem::kNone:
+            return check.micros;
+        case core::Problem::kNull:
+            raise_null(function, "the timeout");
+            break;
+        case core::Problem::kNotPositive:
+            ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                            errmsg("%s: the timeout must be positive", function),
+                            errdetail("A lease of zero or less would end before it began.")));
+            break;
+        case core::Problem::kTooShort:
+            ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                            errmsg("%s: the timeout must be at least 1 millisecond", function)));
+            break;
+        default:
+            ereport(ERROR,
+                    (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                     errmsg("%s: the timeout must be at most 1 day", function),
+                     errdetail("A holder that crashes keeps its slot until its lease runs out."),
+                     errhint("Take a shorter lease and extend it with sem_renew().")));
+            break;
+    }
+    return 0;
+}
+
+}  // namespace pgsem

@@ -1,0 +1,293 @@
+#include "pg/claims_table.hpp"
+
+#include "core/arguments.hpp"
+
+namespace pgsem {
+
+namespace {
+
+constexpr const char *kSchema = "pgsem";
+constexpr const char *kTable = "claims";
+constexpr const char *kPkeyIndex = "claims_pkey";
+constexpr const char *kLiveIndex = "claims_live_slot";
+constexpr const char *kSequence = "claim_id";
+
+struct ExpectedColumn {
+    const char *name;
+    Oid type;
+};
+
+// Must match pgsem--1.0.sql and ClaimColumn.
+constexpr ExpectedColumn kColumns[kClaimColumnCount] = {
+    {"id", INT8OID},
+    {"name", TEXTOID},
+    {"slot", INT4OID},
+    {"slots", INT4OID},
+    {"claimed_at", TIMESTAMPTZOID},
+    {"expires_at", TIMESTAMPTZOID},
+    {"lease", INTERVALOID},
+    {"ended_at", TIMESTAMPTZOID},
+    {"outcome", TEXTOID},
+    {"holder_pid", INT4OID},
+    {"holder_role", OIDOID},
+    {"application_name", TEXTOID},
+};
+
+void report_broken_install(const char *what) {
+    ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                    errmsg("pgsem's internal %s is missing or has been altered", what),
+                    errhint("Reinstall the extension: DROP EXTENSION pgsem; CREATE EXTENSION "
+                            "pgsem.")));
+}
+
+Oid lookup_relation(Oid nsp, const char *name) {
+    const Oid relid = get_relname_relid(name, nsp);
+    if (!OidIsValid(relid)) report_broken_install(name);
+    return relid;
+}
+
+void check_shape(Relation rel) {
+    const TupleDesc desc = RelationGetDescr(rel);
+    if (desc->natts != kClaimColumnCount) report_broken_install("table pgsem.claims");
+    for (int i = 0; i < kClaimColumnCount; ++i) {
+        const Form_pg_attribute att = TupleDescAttr(desc, i);
+        if (att->attisdropped || att->atttypid != kColumns[i].type ||
+            strcmp(NameStr(att->attname), kColumns[i].name) != 0)
+            report_broken_install("table pgsem.claims");
+    }
+}
+
+int64 lease_micros_of(const Interval *lease) {
+    const core::LeaseCheck check =
+        core::check_lease(false, core::Interval{lease->month, lease->day, lease->time});
+    return check.micros;  // rows were validated on the way in; 0 only for a hand-edited row
+}
+
+// Heap writes and tuple locks take no visibility decision from it; the executor wants one set.
+Snapshot active_snapshot() { return ActiveSnapshotSet() ? GetActiveSnapshot() : InvalidSnapshot; }
+
+// Reads the row in table->read_slot. The dirty snapshot, when given, says whether other open
+// transactions are inserting or changing it.
+void read_row(ClaimsTable *table, const SnapshotData *dirty, ClaimRow *row) {
+    TupleTableSlot *slot = table->read_slot;
+    bool isnull = false;
+    slot_getallattrs(slot);
+    row->tid = slot->tts_tid;
+    row->id = DatumGetInt64(slot->tts_values[kColId - 1]);
+    row->slot = DatumGetInt32(slot->tts_values[kColSlot - 1]);
+    row->claimed_at = DatumGetTimestampTz(slot->tts_values[kColClaimedAt - 1]);
+    row->expires_at = DatumGetTimestampTz(slot->tts_values[kColExpiresAt - 1]);
+    row->lease_micros = lease_micros_of(DatumGetIntervalP(slot->tts_values[kColLease - 1]));
+    isnull = slot->tts_isnull[kColEndedAt - 1];
+    row->ended = !isnull;
+    row->ended_at = isnull ? 0 : DatumGetTimestampTz(slot->tts_values[kColEndedAt - 1]);
+    row->released = false;
+    if (row->ended && !slot->tts_isnull[kColOutcome - 1]) {
+        const text *outcome = DatumGetTextPP(slot->tts_values[kColOutcome - 1]);
+        row->released = VARSIZE_ANY_EXHDR(outcome) == strlen("released") &&
+                        memcmp(VARDATA_ANY(outcome), "released", strlen("released")) == 0;
+    }
+    row->holder_role = DatumGetObjectId(slot->tts_values[kColHolderRole - 1]);
+    row->insert_in_progress = dirty != nullptr && TransactionIdIsValid(dirty->xmin);
+    row->change_in_progress = dirty != nullptr && TransactionIdIsValid(dirty->xmax);
+}
+
+void ensure_writer(ClaimsTable *table) {
+    if (table->estate != nullptr) return;
+    // The same minimal executor state the logical replication apply worker builds.
+    EState *estate = CreateExecutorState();
+    RangeTblEntry *rte = makeNode(RangeTblEntry);
+    rte->rtekind = RTE_RELATION;
+    rte->relid = RelationGetRelid(table->rel);
+    rte->relkind = table->rel->rd_rel->relkind;
+    rte->rellockmode = RowExclusiveLock;
+    ExecInitRangeTable(estate, list_make1(rte));
+    ResultRelInfo *result_rel = makeNode(ResultRelInfo);
+    InitResultRelInfo(result_rel, table->rel, 1, nullptr, 0);
+    estate->es_output_cid = GetCurrentCommandId(true);
+    estate->es_snapshot = active_snapshot();
+    ExecOpenIndices(result_rel, false);
+    EvalPlanQualInit(&table->epq, estate, nullptr, NIL, -1);
+    AfterTriggerBeginQuery();
+    table->estate = estate;
+    table->result_rel = result_rel;
+    table->write_slot = ExecInitExtraTupleSlot(estate, RelationGetDescr(table->rel),
+                                               &TTSOpsVirtual);
+}
+
+// Copies the locked row into the write slot, ready for the caller to change some columns.
+TupleTableSlot *copy_locked_row(ClaimsTable *table) {
+    ensure_writer(table);
+    TupleTableSlot *out = table->write_slot;
+    ExecClearTuple(out);
+    slot_getallattrs(table->read_slot);
+    for (int i = 0; i < kClaimColumnCount; ++i) {
+        out->tts_values[i] = table->read_slot->tts_values[i];
+        out->tts_isnull[i] = table->read_slot->tts_isnull[i];
+    }
+    return out;
+}
+
+void finish_write() { CommandCounterIncrement(); }
+
+
+}  // namespace
+
+void claims_open(ClaimsTable *table, LOCKMODE lockmode) {
+    memset(table, 0, sizeof(*table));
+    const Oid nsp = get_namespace_oid(kSchema, true);
+    if (!OidIsValid(nsp)) report_broken_install("schema pgsem");
+    table->pkey_index = lookup_relation(nsp, kPkeyIndex);
+    table->live_index = lookup_relation(nsp, kLiveIndex);
+    table->id_sequence = lookup_relation(nsp, kSequence);
+    table->rel = table_open(lookup_relation(nsp, kTable), lockmode);
+    check_shape(table->rel);
+    table->read_slot = table_slot_create(table->rel, nullptr);
+}
+
+void claims_close(ClaimsTable *table) {
+    if (table->estate != nullptr) {
+        AfterTriggerEndQuery(table->estate);
+        EvalPlanQualEnd(&table->epq);
+        ExecCloseIndices(table->result_rel);
+        ExecResetTupleTable(table->estate->es_tupleTable, false);
+        FreeExecutorState(table->estate);
+        table->estate = nullptr;
+    }
+    ExecDropSingleTupleTableSlot(table->read_slot);
+    table_close(table->rel, NoLock);  // table locks are held until the transaction ends
+}
+
+void slot_scan_begin(ClaimsTable *table, SlotScan *scan, text *name, int32 first_slot,
+                     int32 end_slot) {
+    scan->index = index_open(table->live_index, AccessShareLock);
+    InitDirtySnapshot(scan->dirty);
+    ScanKeyInit(&scan->keys[0], 1, BTEqualStrategyNumber, F_TEXTEQ, PointerGetDatum(name));
+    scan->keys[0].sk_collation = C_COLLATION_OID;
+    ScanKeyInit(&scan->keys[1], 2, BTGreaterEqualStrategyNumber, F_INT4GE,
+                Int32GetDatum(first_slot));
+    ScanKeyInit(&scan->keys[2], 2, BTLessStrategyNumber, F_INT4LT, Int32GetDatum(end_slot));
+    scan->scan = index_beginscan(table->rel, scan->index, &scan->dirty, 3, 0);
+    index_rescan(scan->scan, scan->keys, 3, nullptr, 0);
+}
+
+bool slot_scan_next(ClaimsTable *table, SlotScan *scan, ClaimRow *row) {
+    if (!index_getnext_slot(scan->scan, ForwardScanDirection, table->read_slot)) return false;
+    read_row(table, &scan->dirty, row);
+    return true;
+}
+
+void slot_scan_end(SlotScan *scan) {
+    index_endscan(scan->scan);
+    index_close(scan->index, NoLock);
+}
+
+void id_scan_begin(ClaimsTable *table, IdScan *scan, int64 first_id) {
+    scan->index = index_open(table->pkey_index, AccessShareLock);
+    InitDirtySnapshot(scan->dirty);
+    ScanKeyInit(&scan->key, 1, BTGreaterEqualStrategyNumber, F_INT8GE, Int64GetDatum(first_id));
+    scan->scan = index_beginscan(table->rel, scan->index, &scan->dirty, 1, 0);
+    index_rescan(scan->scan, &scan->key, 1, nullptr, 0);
+}
+
+bool id_scan_next(ClaimsTable *table, IdScan *scan, ClaimRow *row) {
+    if (!index_getnext_slot(scan->scan, ForwardScanDirection, table->read_slot)) return false;
+    read_row(table, &scan->dirty, row);
+    return true;
+}
+
+void id_scan_end(IdScan *scan) {
+    index_endscan(scan->scan);
+    index_close(scan->index, NoLock);
+}
+
+bool claims_find(ClaimsTable *table, int64 id, ClaimRow *row) {
+    Relation index = index_open(table->pkey_index, AccessShareLock);
+    SnapshotData dirty;
+    InitDirtySnapshot(dirty);
+    ScanKeyData key;
+    ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(id));
+    IndexScanDesc scan = index_beginscan(table->rel, index, &dirty, 1, 0);
+    index_rescan(scan, &key, 1, nullptr, 0);
+    // Under a dirty snapshot another transaction's open update shows both versions. Act on the
+    // committed one: its change_in_progress says someone is at work, and locking it waits for them.
+    bool found = false;
+    while (index_getnext_slot(scan, ForwardScanDirection, table->read_slot)) {
+        ClaimRow candidate;
+        read_row(table, &dirty, &candidate);
+        if (!found || (row->insert_in_progress && !candidate.insert_in_progress)) *row = candidate;
+        found = true;
+    }
+    index_endscan(scan);
+    index_close(index, NoLock);
+    return found;
+}
+
+TM_Result claims_lock(ClaimsTable *table, ItemPointer tid, LockTupleMode mode,
+                      LockWaitPolicy wait, ClaimRow *row) {
+    TM_FailureData failure;
+    const TM_Result result =
+        table_tuple_lock(table->rel, tid, active_snapshot(), table->read_slot,
+                         GetCurrentCommandId(false), mode, wait, 0, &failure);
+    if (result == TM_Ok) read_row(table, nullptr, row);
+    return result;
+}
+
+int64 claims_next_id(ClaimsTable *table) { return nextval_internal(table->id_sequence, false); }
+
+void claims_insert(ClaimsTable *table, const NewClaim *claim) {
+    ensure_writer(table);
+    TupleTableSlot *out = table->write_slot;
+    ExecClearTuple(out);
+    Interval *lease = static_cast<Interval *>(palloc0(sizeof(Interval)));
+    lease->time = claim->lease_micros;
+    const char *app = application_name != nullptr ? application_name : "";
+    Datum *v = out->tts_values;
+    bool *null = out->tts_isnull;
+    memset(null, 0, sizeof(bool) * kClaimColumnCount);
+    v[kColId - 1] = Int64GetDatum(claim->id);
+    v[kColName - 1] = PointerGetDatum(claim->name);
+    v[kColSlot - 1] = Int32GetDatum(claim->slot);
+    v[kColSlots - 1] = Int32GetDatum(claim->slots);
+    v[kColClaimedAt - 1] = TimestampTzGetDatum(claim->claimed_at);
+    v[kColExpiresAt - 1] = TimestampTzGetDatum(claim->expires_at);
+    v[kColLease - 1] = IntervalPGetDatum(lease);
+    null[kColEndedAt - 1] = true;
+    null[kColOutcome - 1] = true;
+    v[kColHolderPid - 1] = Int32GetDatum(MyProcPid);
+    v[kColHolderRole - 1] = ObjectIdGetDatum(GetUserId());
+    v[kColApplicationName - 1] = CStringGetTextDatum(app);
+    ExecStoreVirtualTuple(out);
+    ExecSimpleRelationInsert(table->result_rel, table->estate, out);
+    finish_write();
+}
+
+void claims_end(ClaimsTable *table, TimestampTz ended_at, Outcome outcome) {
+    TupleTableSlot *out = copy_locked_row(table);
+    out->tts_values[kColEndedAt - 1] = TimestampTzGetDatum(ended_at);
+    out->tts_isnull[kColEndedAt - 1] = false;
+    out->tts_values[kColOutcome - 1] =
+        CStringGetTextDatum(outcome == Outcome::kReleased ? "released" : "timed out");
+    out->tts_isnull[kColOutcome - 1] = false;
+    ExecStoreVirtualTuple(out);
+    ExecSimpleRelationUpdate(table->result_rel, table->estate, &table->epq, table->read_slot,
+                             out);
+    finish_write();
+}
+
+void claims_extend(ClaimsTable *table, TimestampTz expires_at) {
+    TupleTableSlot *out = copy_locked_row(table);
+    out->tts_values[kColExpiresAt - 1] = TimestampTzGetDatum(expires_at);
+    ExecStoreVirtualTuple(out);
+    ExecSimpleRelationUpdate(table->result_rel, table->estate, &table->epq, table->read_slot,
+                             out);
+    finish_write();
+}
+
+void claims_delete(ClaimsTable *table) {
+    ensure_writer(table);
+    ExecSimpleRelationDelete(table->result_rel, table->estate, &table->epq, table->read_slot);
+    finish_write();
+}
+
+}  // namespace pgsem

@@ -1,0 +1,71 @@
+#include "pg/history_pruning.hpp"
+
+#include "core/slot_choice.hpp"
+#include "pg/boundary.hpp"
+
+namespace pgsem {
+
+namespace {
+
+constexpr uint32 kPruneOneIn = 32;
+constexpr int64 kBatchRows = 128;  // 4 rows of pruning capacity per claim on average
+// Rows still live (or ended recently) but older than the retention are skipped; bound the work
+// spent on them per batch and resume after them next time.
+constexpr int64 kScanBudget = 1024;
+
+// Where this backend's next batch starts; 0 means from the oldest claim.
+int64 resume_from_id = 0;
+
+int64 retention_micros() {
+    if (history_retention_seconds < 0) return -1;
+    return static_cast<int64>(history_retention_seconds) * USECS_PER_SEC;
+}
+
+bool is_prunable(const ClaimRow &row, TimestampTz now, int64 retention) {
+    return cpp_call([&] {
+        return core::prunable(row.ended, row.ended_at, row.expires_at, now, retention);
+    });
+}
+
+}  // namespace
+
+void prune_history_sometimes(ClaimsTable *table, TimestampTz now) {
+    if (history_retention_seconds < 0) return;
+    if (pg_prng_uint32(&pg_global_prng_state) % kPruneOneIn != 0) return;
+    (void)prune_history(table, now, kBatchRows);
+}
+
+int64 prune_history(ClaimsTable *table, TimestampTz now, int64 max_rows) {
+    const int64 retention = retention_micros();
+    if (retention < 0 || max_rows <= 0) return 0;
+    int64 deleted = 0;
+    int64 scanned = 0;
+    int64 next_resume = 0;
+    IdScan scan;
+    ClaimRow row;
+    id_scan_begin(table, &scan, resume_from_id);
+    while (id_scan_next(table, &scan, &row)) {
+        if (++scanned > kScanBudget || deleted >= max_rows) {
+            next_resume = row.id;
+            break;
+        }
+        if (!row.insert_in_progress && !row.change_in_progress &&
+            is_prunable(row, now, retention)) {
+            ClaimRow locked;
+            ItemPointerData tid = row.tid;
+            if (claims_lock(table, &tid, LockTupleExclusive, LockWaitSkip, &locked) == TM_Ok &&
+                is_prunable(locked, now, retention)) {
+                claims_delete(table);
+                ++deleted;
+            }
+        } else if (row.claimed_at > now - retention) {
+            break;  // ids follow claim time: every later claim is younger than the retention
+        }
+        CHECK_FOR_INTERRUPTS();
+    }
+    id_scan_end(&scan);
+    resume_from_id = next_resume;
+    return deleted;
+}
+
+}  // namespace pgsem

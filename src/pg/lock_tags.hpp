@@ -1,0 +1,24 @@
+// The lock-manager tags pgsem uses. Both are advisory tags (pg_locks.locktype = 'advisory'),
+// so waits on them show in pg_locks, obey lock_timeout and meet the deadlock detector.
+#pragma once
+
+#include "pg/postgres_api.hpp"
+
+namespace pgsem {
+
+// pg_locks.objsubid of slot locks. Postgres uses 1 (bigint keys) and 2 (int4 pairs) in this
+// field, so slot locks can never collide with any application's advisory lock.
+inline constexpr uint16 kSlotLockClass = 0x5053;  // "PS"
+
+// Exactly the tag pg_advisory_lock(key bigint) and friends use in this database.
+void bigint_key_locktag(LOCKTAG *tag, int64 key);
+
+// The key of a text: FNV-1a 64 over its bytes in the database encoding.
+int64 text_key(const text *key);
+
+// Serialises the claimers of one slot of one semaphore for the few microseconds between their
+// dirty read of the slot and their insert. Two names whose hashes collide share these locks: that
+// costs a little concurrency, never correctness, because the unique index is the arbiter.
+void slot_locktag(LOCKTAG *tag, const text *name, int32 slot);
+
+}  // namespace pgsem

@@ -1,0 +1,40 @@
+// The only way glue code includes Postgres: C linkage, postgres.h first.
+//
+// Include this after every standard C++ header: Postgres' port.h redefines printf-family names
+// as macros, which breaks standard headers included after it.
+#pragma once
+
+extern "C" {
+// clang-format off
+#include "postgres.h"
+#include "fmgr.h"
+// clang-format on
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/relscan.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "access/transam.h"
+#include "access/xact.h"
+#include "access/xlog.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_collation.h"
+#include "catalog/pg_type.h"
+#include "commands/sequence.h"
+#include "commands/trigger.h"
+#include "common/pg_prng.h"
+#include "executor/executor.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "storage/lmgr.h"
+#include "storage/lock.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/datetime.h"
+#include "utils/fmgroids.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
+}

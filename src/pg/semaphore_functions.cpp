@@ -1,0 +1,53 @@
+// SQL glue for the semaphore functions: argument checks and conversions only; the work is in
+// semaphore.cpp.
+#include "pg/argument_errors.hpp"
+#include "pg/boundary.hpp"
+#include "pg/semaphore.hpp"
+
+// sem_claim(name text, n integer, timeout interval DEFAULT '90 seconds') -> bigint
+// Not STRICT: a null argument is an error, because NULL is the answer "every slot is held".
+PGSEM_SQL_FUNCTION(pgsem_sem_claim) {
+    constexpr const char *kFunction = "sem_claim()";
+    text *name = PG_ARGISNULL(0) ? nullptr : PG_GETARG_TEXT_PP(0);
+    pgsem::require_valid_name(kFunction, PG_ARGISNULL(0), name);
+    const int32 slots = PG_ARGISNULL(1) ? 0 : PG_GETARG_INT32(1);
+    pgsem::require_valid_slots(kFunction, PG_ARGISNULL(1), slots);
+    const int64 lease = pgsem::require_valid_lease(
+        kFunction, PG_ARGISNULL(2), PG_ARGISNULL(2) ? nullptr : PG_GETARG_INTERVAL_P(2));
+    const int64 id = pgsem::semaphore_claim(pgsem::ClaimRequest{name, slots, lease});
+    if (id == 0) PG_RETURN_NULL();
+    PG_RETURN_INT64(id);
+}
+
+// sem_release(id bigint) -> boolean, STRICT
+PGSEM_SQL_FUNCTION(pgsem_sem_release) { PG_RETURN_BOOL(pgsem::semaphore_release(PG_GETARG_INT64(0))); }
+
+// sem_renew(id bigint, timeout interval DEFAULT NULL) -> boolean; NULL id gives NULL.
+PGSEM_SQL_FUNCTION(pgsem_sem_renew) {
+    if (PG_ARGISNULL(0)) PG_RETURN_NULL();
+    const bool has_lease = !PG_ARGISNULL(1);
+    const int64 lease =
+        has_lease ? pgsem::require_valid_lease("sem_renew()", false, PG_GETARG_INTERVAL_P(1)) : 0;
+    PG_RETURN_BOOL(pgsem::semaphore_renew(PG_GETARG_INT64(0), has_lease, lease));
+}
+
+// sem_held(id bigint) -> boolean, STRICT
+PGSEM_SQL_FUNCTION(pgsem_sem_held) { PG_RETURN_BOOL(pgsem::semaphore_held(PG_GETARG_INT64(0))); }
+
+// sem_fence(id bigint) -> void; a null id is an error, since a fence that does nothing is a trap.
+PGSEM_SQL_FUNCTION(pgsem_sem_fence) {
+    if (PG_ARGISNULL(0))
+        ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+                        errmsg("sem_fence(): the claim id must not be null")));
+    pgsem::semaphore_fence(PG_GETARG_INT64(0));
+    PG_RETURN_VOID();
+}
+
+// sem_prune_history(max_rows bigint DEFAULT 10000) -> bigint, STRICT
+PGSEM_SQL_FUNCTION(pgsem_sem_prune_history) {
+    const int64 max_rows = PG_GETARG_INT64(0);
+    if (max_rows < 0)
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                        errmsg("sem_prune_history(): max_rows must not be negative")));
+    PG_RETURN_INT64(pgsem::semaphore_prune_history(max_rows));
+}

@@ -1,0 +1,21 @@
+// Knows whether the current call is a statement of its own outside a transaction block, where a
+// transaction-scoped lock or fence ends with the statement and so protects nothing after it.
+#pragma once
+
+namespace pgsem {
+
+// Installs executor and utility hooks that count statement nesting (as pg_stat_statements does).
+// Called once, from _PG_init.
+void install_statement_depth_hooks();
+
+// True when the transaction ends with the current top-level statement: outside BEGIN ... COMMIT
+// (implicit multi-statement blocks count as blocks) and not nested in a function, DO block or
+// procedure. In the one statement that loads the library the depth is not known yet and counts as
+// top level.
+bool transaction_ends_with_statement();
+
+// Emits the WARNING that a transaction-scoped protection taken here protects nothing, when
+// transaction_ends_with_statement() holds. `what` names the function, `instead` the alternative.
+void warn_if_statement_scoped(const char *what, const char *instead);
+
+}  // namespace pgsem
