@@ -306,7 +306,9 @@ bool semaphore_held(int64 id) {
 }
 
 void semaphore_fence(int64 id) {
-    warn_if_statement_scoped("sem_fence()", "it in the transaction that writes what it protects");
+    warn_if_statement_scoped("sem_fence()",
+                             "Call it between BEGIN and COMMIT, in the transaction that writes "
+                             "what the claim protects.");
     const ActResult result = act_on_claim("sem_fence()", id, Act::kFence, false, 0);
     if (result.done) return;
     const long long shown = static_cast<long long>(id);

@@ -76,14 +76,14 @@ void install_statement_depth_hooks() {
 
 bool transaction_ends_with_statement() { return !IsTransactionBlock() && nesting_depth <= 1; }
 
-void warn_if_statement_scoped(const char *what, const char *instead) {
+void warn_if_statement_scoped(const char *what, const char *hint) {
     if (!transaction_ends_with_statement()) return;
     ereport(WARNING,
             (errcode(ERRCODE_NO_ACTIVE_SQL_TRANSACTION),
              errmsg("%s outside a transaction block protects nothing", what),
              errdetail("It ends with this statement's transaction, before any later statement "
                        "runs."),
-             errhint("Call it between BEGIN and COMMIT, or use %s.", instead)));
+             errhint("%s", hint)));
 }
 
 }  // namespace pgsem

@@ -15,7 +15,7 @@ void install_statement_depth_hooks();
 bool transaction_ends_with_statement();
 
 // Emits the WARNING that a transaction-scoped protection taken here protects nothing, when
-// transaction_ends_with_statement() holds. `what` names the function, `instead` the alternative.
-void warn_if_statement_scoped(const char *what, const char *instead);
+// transaction_ends_with_statement() holds. `what` names the function; `hint` says what to do.
+void warn_if_statement_scoped(const char *what, const char *hint);
 
 }  // namespace pgsem

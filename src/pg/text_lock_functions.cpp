@@ -37,7 +37,9 @@ bool acquire(FunctionCallInfo fcinfo, const TextLock &lock) {
                                   "would exclude nobody on the primary."),
                         errhint("Take the lock on the primary.")));
     if (lock.scope == Scope::kTransaction)
-        warn_if_statement_scoped(lock.sql_name, "the advisory_session_* functions");
+        warn_if_statement_scoped(lock.sql_name,
+                                 "Call it between BEGIN and COMMIT, or use the "
+                                 "advisory_session_* functions.");
     LOCKTAG tag;
     bigint_key_locktag(&tag, key);
     const LockAcquireResult result =

@@ -1,0 +1,49 @@
+-- History: ended claims stay as a log, pruned after pgsem.history_retention.
+SELECT sem_claim('hist', 1) AS a \gset
+-- The setting exists once the library is loaded (any pgsem call, or a preload setting).
+SHOW pgsem.history_retention;
+SELECT sem_release(:a);
+SELECT sem_claim('hist', 1, '10 milliseconds') AS b \gset
+SELECT sem_claim('hist-live', 1) AS c \gset
+SELECT pg_sleep(0.05);
+SELECT id = :a AS a, status FROM sem_history WHERE id IN (:a, :b, :c) ORDER BY id;
+
+-- With the default retention (a day) nothing that young is pruned.
+SELECT sem_prune_history() AS pruned_with_default;
+
+-- Retention 0 prunes everything that has ended, released or timed out; live claims stay.
+SET pgsem.history_retention = 0;
+SELECT sem_prune_history() >= 2 AS pruned;
+SELECT count(*) AS kept FROM sem_history WHERE id IN (:a, :b);
+SELECT status FROM sem_history WHERE id = :c;
+SELECT sem_held(:c) AS live_claim_untouched;
+
+-- max_rows bounds one call.
+SELECT count(sem_release(id)) AS released
+  FROM (SELECT sem_claim('hist-many', 10) AS id FROM generate_series(1, 10)) s;
+SELECT sem_prune_history(3) AS pruned_at_most_3;
+SELECT sem_prune_history() AS pruned_the_rest;
+SELECT sem_prune_history(0) AS max_rows_zero;
+
+-- Claimers prune as they go: with retention 0, sustained claim/release leaves little behind.
+DO $$
+BEGIN
+    FOR i IN 1..2000 LOOP
+        PERFORM sem_release(sem_claim('hist-churn', 4));
+    END LOOP;
+END $$;
+SELECT count(*) < 1000 AS history_bounded FROM sem_history WHERE name = 'hist-churn';
+
+-- -1 keeps history forever.
+SET pgsem.history_retention = -1;
+SELECT sem_release(sem_claim('hist-forever', 1));
+SELECT sem_prune_history() AS pruned_when_forever;
+SELECT count(*) AS kept_forever FROM sem_history WHERE name = 'hist-forever';
+
+-- Units and bounds of the setting.
+SET pgsem.history_retention = '2h';
+SHOW pgsem.history_retention;
+SET pgsem.history_retention = -2;
+SELECT sem_prune_history(-1);
+RESET pgsem.history_retention;
+SELECT sem_release(:c);

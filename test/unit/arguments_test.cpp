@@ -1,0 +1,66 @@
+#include "core/arguments.hpp"
+
+#include <gtest/gtest.h>
+
+namespace {
+
+using namespace pgsem::core;
+
+TEST(CheckName, NullEmptyAndLength) {
+    EXPECT_EQ(check_name(true, 5), Problem::kNull);
+    EXPECT_EQ(check_name(false, 0), Problem::kEmpty);
+    EXPECT_EQ(check_name(false, 1), Problem::kNone);
+    EXPECT_EQ(check_name(false, kMaxNameBytes), Problem::kNone);
+    EXPECT_EQ(check_name(false, kMaxNameBytes + 1), Problem::kTooLong);
+}
+
+TEST(CheckSlots, Bounds) {
+    EXPECT_EQ(check_slots(true, 4), Problem::kNull);
+    EXPECT_EQ(check_slots(false, 0), Problem::kNotPositive);
+    EXPECT_EQ(check_slots(false, -1), Problem::kNotPositive);
+    EXPECT_EQ(check_slots(false, INT32_MIN), Problem::kNotPositive);
+    EXPECT_EQ(check_slots(false, 1), Problem::kNone);
+    EXPECT_EQ(check_slots(false, kMaxSlots), Problem::kNone);
+    EXPECT_EQ(check_slots(false, kMaxSlots + 1), Problem::kTooLarge);
+    EXPECT_EQ(check_slots(false, INT32_MAX), Problem::kTooLarge);
+}
+
+TEST(CheckLease, NullZeroNegative) {
+    EXPECT_EQ(check_lease(true, {0, 0, kMicrosPerSecond}).problem, Problem::kNull);
+    EXPECT_EQ(check_lease(false, {0, 0, 0}).problem, Problem::kNotPositive);
+    EXPECT_EQ(check_lease(false, {0, 0, -1}).problem, Problem::kNotPositive);
+    EXPECT_EQ(check_lease(false, {0, -1, 0}).problem, Problem::kNotPositive);
+    EXPECT_EQ(check_lease(false, {-1, 0, 0}).problem, Problem::kNotPositive);
+}
+
+TEST(CheckLease, ShortAndLongLimits) {
+    EXPECT_EQ(check_lease(false, {0, 0, kMinLeaseMicros - 1}).problem, Problem::kTooShort);
+    const LeaseCheck min = check_lease(false, {0, 0, kMinLeaseMicros});
+    EXPECT_EQ(min.problem, Problem::kNone);
+    EXPECT_EQ(min.micros, kMinLeaseMicros);
+    const LeaseCheck day = check_lease(false, {0, 1, 0});
+    EXPECT_EQ(day.problem, Problem::kNone);
+    EXPECT_EQ(day.micros, kMicrosPerDay);
+    EXPECT_EQ(check_lease(false, {0, 1, 1}).problem, Problem::kTooLarge);
+    EXPECT_EQ(check_lease(false, {1, 0, 0}).problem, Problem::kTooLarge);
+}
+
+TEST(CheckLease, MixedSignsAddUpLikePostgresIntervals) {
+    // '1 day -1 hour' is 23 hours.
+    const LeaseCheck mixed = check_lease(false, {0, 1, -3600 * kMicrosPerSecond});
+    EXPECT_EQ(mixed.problem, Problem::kNone);
+    EXPECT_EQ(mixed.micros, 23 * 3600 * kMicrosPerSecond);
+    // '1 mon -29 days 23:00' is 30 - 29 days + 23 h = 47 h: too long.
+    EXPECT_EQ(check_lease(false, {1, -29, 23 * 3600 * kMicrosPerSecond}).problem,
+              Problem::kTooLarge);
+}
+
+TEST(CheckLease, ExtremesDoNotOverflow) {
+    EXPECT_EQ(check_lease(false, {INT32_MAX, INT32_MAX, INT64_MAX}).problem, Problem::kTooLarge);
+    EXPECT_EQ(check_lease(false, {INT32_MIN, INT32_MIN, INT64_MIN}).problem,
+              Problem::kNotPositive);
+    // A time part alone far beyond a day.
+    EXPECT_EQ(check_lease(false, {0, 0, INT64_MAX}).problem, Problem::kTooLarge);
+}
+
+}  // namespace
