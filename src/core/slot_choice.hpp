@@ -23,10 +23,10 @@ enum class Occupancy : std::uint8_t {
 };
 
 struct ClaimRowState {
-    bool ended;                  // released or recorded as timed out
-    std::int64_t expires_at;     // server time, microseconds
-    bool insert_in_progress;     // inserted by another transaction that is still open
-    bool change_in_progress;     // being updated, deleted or locked by another open transaction
+    bool ended;               // released or recorded as timed out
+    std::int64_t expires_at;  // server time, microseconds
+    bool insert_in_progress;  // inserted by another transaction that is still open
+    bool change_in_progress;  // being updated, deleted or locked by another open transaction
 };
 
 // A row inserted or locked by an open transaction counts as held whatever its lease says: the
@@ -36,7 +36,7 @@ Occupancy classify(const ClaimRowState &row, std::int64_t now) noexcept;
 // Finds the lowest slot in [0, n) that no row holds, from rows fed in ascending slot order
 // (several rows may share a slot: old versions, a timed-out claim beside its successor).
 class LowestFreeSlot {
-public:
+  public:
     explicit LowestFreeSlot(std::int32_t n, std::int32_t first = 0) noexcept
         : n_(n), cursor_(first) {}
 
@@ -46,7 +46,7 @@ public:
     // After the last row: the answer, or nothing when every slot in [first, n) is held.
     [[nodiscard]] std::optional<std::int32_t> finish() const noexcept;
 
-private:
+  private:
     std::int32_t n_;
     std::int32_t cursor_;
 };
@@ -54,11 +54,11 @@ private:
 // A pseudo-random walk over [0, n) that visits every slot once before repeating: start + i*step
 // mod n with step coprime to n. Two claimers with different seeds rarely contend for one slot.
 class ProbeSequence {
-public:
+  public:
     ProbeSequence(std::int32_t n, std::uint64_t seed) noexcept;
     std::int32_t next() noexcept;
 
-private:
+  private:
     std::int64_t n_;
     std::int64_t current_;
     std::int64_t step_;

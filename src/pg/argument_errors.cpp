@@ -26,11 +26,10 @@ void require_valid_name(const char *function, bool is_null, const text *name) {
                             errmsg("%s: the semaphore name must not be empty", function)));
             break;
         default:
-            ereport(ERROR,
-                    (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                     errmsg("%s: the semaphore name is too long", function),
-                     errdetail("It is %zu bytes long; the limit is %zu bytes.", bytes,
-                               core::kMaxNameBytes)));
+            ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                            errmsg("%s: the semaphore name is too long", function),
+                            errdetail("It is %zu bytes long; the limit is %zu bytes.", bytes,
+                                      core::kMaxNameBytes)));
             break;
     }
 }

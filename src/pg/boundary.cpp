@@ -9,10 +9,9 @@ void copy_message(char *buffer, std::size_t size, const char *what) noexcept {
 }
 
 void raise_cpp_failure(CppFailure kind, const char *what) noexcept {
-    ereport(ERROR,
-            (errcode(kind == CppFailure::kOutOfMemory ? ERRCODE_OUT_OF_MEMORY
-                                                      : ERRCODE_INTERNAL_ERROR),
-             errmsg("pgsem: C++ failure: %s", what)));
+    ereport(ERROR, (errcode(kind == CppFailure::kOutOfMemory ? ERRCODE_OUT_OF_MEMORY
+                                                             : ERRCODE_INTERNAL_ERROR),
+                    errmsg("pgsem: C++ failure: %s", what)));
     pg_unreachable();
 }
 

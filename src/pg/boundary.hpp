@@ -26,10 +26,10 @@
 
 #include "pg/postgres_api.hpp"
 
-#define PGSEM_SQL_FUNCTION(name)          \
-    extern "C" {                          \
-    PG_FUNCTION_INFO_V1(name);            \
-    }                                     \
+#define PGSEM_SQL_FUNCTION(name) \
+    extern "C" {                 \
+    PG_FUNCTION_INFO_V1(name);   \
+    }                            \
     extern "C" Datum name(PG_FUNCTION_ARGS)
 
 namespace pgsem {

@@ -64,7 +64,9 @@ int64 lease_micros_of(const Interval *lease) {
 }
 
 // Heap writes and tuple locks take no visibility decision from it; the executor wants one set.
-Snapshot active_snapshot() { return ActiveSnapshotSet() ? GetActiveSnapshot() : InvalidSnapshot; }
+Snapshot active_snapshot() {
+    return ActiveSnapshotSet() ? GetActiveSnapshot() : InvalidSnapshot;
+}
 
 // Reads the row in table->read_slot. The dirty snapshot, when given, says whether other open
 // transactions are inserting or changing it.
@@ -111,8 +113,8 @@ void ensure_writer(ClaimsTable *table) {
     AfterTriggerBeginQuery();
     table->estate = estate;
     table->result_rel = result_rel;
-    table->write_slot = ExecInitExtraTupleSlot(estate, RelationGetDescr(table->rel),
-                                               &TTSOpsVirtual);
+    table->write_slot =
+        ExecInitExtraTupleSlot(estate, RelationGetDescr(table->rel), &TTSOpsVirtual);
 }
 
 // Copies the locked row into the write slot, ready for the caller to change some columns.
@@ -128,8 +130,9 @@ TupleTableSlot *copy_locked_row(ClaimsTable *table) {
     return out;
 }
 
-void finish_write() { CommandCounterIncrement(); }
-
+void finish_write() {
+    CommandCounterIncrement();
+}
 
 }  // namespace
 
@@ -223,17 +226,18 @@ bool claims_find(ClaimsTable *table, int64 id, ClaimRow *row) {
     return found;
 }
 
-TM_Result claims_lock(ClaimsTable *table, ItemPointer tid, LockTupleMode mode,
-                      LockWaitPolicy wait, ClaimRow *row) {
+TM_Result claims_lock(ClaimsTable *table, ItemPointer tid, LockTupleMode mode, LockWaitPolicy wait,
+                      ClaimRow *row) {
     TM_FailureData failure;
-    const TM_Result result =
-        table_tuple_lock(table->rel, tid, active_snapshot(), table->read_slot,
-                         GetCurrentCommandId(false), mode, wait, 0, &failure);
+    const TM_Result result = table_tuple_lock(table->rel, tid, active_snapshot(), table->read_slot,
+                                              GetCurrentCommandId(false), mode, wait, 0, &failure);
     if (result == TM_Ok) read_row(table, nullptr, row);
     return result;
 }
 
-int64 claims_next_id(ClaimsTable *table) { return nextval_internal(table->id_sequence, false); }
+int64 claims_next_id(ClaimsTable *table) {
+    return nextval_internal(table->id_sequence, false);
+}
 
 void claims_insert(ClaimsTable *table, const NewClaim *claim) {
     ensure_writer(table);
@@ -270,8 +274,7 @@ void claims_end(ClaimsTable *table, TimestampTz ended_at, Outcome outcome) {
         CStringGetTextDatum(outcome == Outcome::kReleased ? "released" : "timed out");
     out->tts_isnull[kColOutcome - 1] = false;
     ExecStoreVirtualTuple(out);
-    ExecSimpleRelationUpdate(table->result_rel, table->estate, &table->epq, table->read_slot,
-                             out);
+    ExecSimpleRelationUpdate(table->result_rel, table->estate, &table->epq, table->read_slot, out);
     finish_write();
 }
 
@@ -279,8 +282,7 @@ void claims_extend(ClaimsTable *table, TimestampTz expires_at) {
     TupleTableSlot *out = copy_locked_row(table);
     out->tts_values[kColExpiresAt - 1] = TimestampTzGetDatum(expires_at);
     ExecStoreVirtualTuple(out);
-    ExecSimpleRelationUpdate(table->result_rel, table->estate, &table->epq, table->read_slot,
-                             out);
+    ExecSimpleRelationUpdate(table->result_rel, table->estate, &table->epq, table->read_slot, out);
     finish_write();
 }
 

@@ -103,8 +103,8 @@ void id_scan_end(IdScan *scan);
 // Locks the row version at tid. On TM_Ok, *row is the locked version; the lock lasts until the
 // transaction ends. LockWaitSkip returns TM_WouldBlock instead of waiting; LockWaitBlock waits in
 // the lock manager (visible in pg_locks, subject to lock_timeout and the deadlock detector).
-TM_Result claims_lock(ClaimsTable *table, ItemPointer tid, LockTupleMode mode,
-                      LockWaitPolicy wait, ClaimRow *row);
+TM_Result claims_lock(ClaimsTable *table, ItemPointer tid, LockTupleMode mode, LockWaitPolicy wait,
+                      ClaimRow *row);
 
 // Writes. Each makes its change visible to the rest of the transaction (CommandCounterIncrement).
 // claims_end, claims_extend and claims_delete act on the row just locked by claims_lock.

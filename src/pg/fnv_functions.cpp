@@ -6,7 +6,9 @@
 
 // text: its bytes in the database encoding, which is what a client hashing UTF-8 sees in a UTF-8
 // database.
-PGSEM_SQL_FUNCTION(pgsem_fnv1a_64_text) { PG_RETURN_INT64(pgsem::text_key(PG_GETARG_TEXT_PP(0))); }
+PGSEM_SQL_FUNCTION(pgsem_fnv1a_64_text) {
+    PG_RETURN_INT64(pgsem::text_key(PG_GETARG_TEXT_PP(0)));
+}
 
 PGSEM_SQL_FUNCTION(pgsem_fnv1a_64_bytea) {
     const bytea *data = PG_GETARG_BYTEA_PP(0);

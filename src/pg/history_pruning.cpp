@@ -22,9 +22,8 @@ int64 retention_micros() {
 }
 
 bool is_prunable(const ClaimRow &row, TimestampTz now, int64 retention) {
-    return cpp_call([&] {
-        return core::prunable(row.ended, row.ended_at, row.expires_at, now, retention);
-    });
+    return cpp_call(
+        [&] { return core::prunable(row.ended, row.ended_at, row.expires_at, now, retention); });
 }
 
 }  // namespace

@@ -105,8 +105,7 @@ bool take_locked_slot(ClaimsTable *table, const ClaimRequest &request, int32 slo
     return false;
 }
 
-bool try_take_slot(ClaimsTable *table, const ClaimRequest &request, int32 slot,
-                   int64 *claim_id) {
+bool try_take_slot(ClaimsTable *table, const ClaimRequest &request, int32 slot, int64 *claim_id) {
     LOCKTAG tag;
     slot_locktag(&tag, request.name, slot);
     (void)LockAcquire(&tag, ExclusiveLock, false, false);
@@ -137,8 +136,7 @@ int32 lowest_free_slot(ClaimsTable *table, const ClaimRequest &request, int32 fi
     slot_scan_begin(table, &scan, request.name, first, request.slots);
     while (answer < 0 && slot_scan_next(table, &scan, &row)) {
         const bool held = occupancy(row, now) == core::Occupancy::kHeld;
-        const std::optional<int32> found =
-            cpp_call([&] { return finder.observe(row.slot, held); });
+        const std::optional<int32> found = cpp_call([&] { return finder.observe(row.slot, held); });
         if (found.has_value()) answer = *found;
     }
     slot_scan_end(&scan);
@@ -194,8 +192,7 @@ void record_timeout(ClaimsTable *table, const ClaimRow &row) {
 // Locks a live claim's row, waiting for whoever holds it -- unless its lease has run out
 // meanwhile: then the holder may be a claimer reaping it inside a long transaction, and there is
 // nothing to wait for. Returns TM_WouldBlock in that case.
-TM_Result lock_live(ClaimsTable *table, const ClaimRow &row, LockTupleMode mode,
-                    ClaimRow *locked) {
+TM_Result lock_live(ClaimsTable *table, const ClaimRow &row, LockTupleMode mode, ClaimRow *locked) {
     auto *tid = const_cast<ItemPointer>(&row.tid);
     const TM_Result first = claims_lock(table, tid, mode, LockWaitSkip, locked);
     if (first != TM_WouldBlock) return first;
@@ -206,9 +203,9 @@ TM_Result lock_live(ClaimsTable *table, const ClaimRow &row, LockTupleMode mode,
 enum class Act : unsigned char { kRelease, kRenew, kFence };
 
 struct ActResult {
-    bool done;        // released / renewed / fenced
-    Found found;      // what stood in the way otherwise
-    ClaimRow row;     // the row as last seen
+    bool done;     // released / renewed / fenced
+    Found found;   // what stood in the way otherwise
+    ClaimRow row;  // the row as last seen
 };
 
 ActResult act_on_claim(const char *function, int64 id, Act act, bool has_lease,
@@ -219,9 +216,9 @@ ActResult act_on_claim(const char *function, int64 id, Act act, bool has_lease,
     ActResult out{false, Found::kNone, {}};
     for (int attempt = 0;; ++attempt) {
         if (attempt == kMaxRetries)
-            ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR),
-                            errmsg("%s: claim %lld kept changing", function,
-                                   static_cast<long long>(id))));
+            ereport(ERROR,
+                    (errcode(ERRCODE_INTERNAL_ERROR),
+                     errmsg("%s: claim %lld kept changing", function, static_cast<long long>(id))));
         ClaimRow row;
         if (!claims_find(&table, id, &row)) break;
         out.row = row;
@@ -231,9 +228,8 @@ ActResult act_on_claim(const char *function, int64 id, Act act, bool has_lease,
         if (out.found != Found::kLive) break;
 
         ClaimRow locked;
-        const TM_Result result =
-            lock_live(&table, row, act == Act::kFence ? LockTupleShare : LockTupleExclusive,
-                      &locked);
+        const TM_Result result = lock_live(
+            &table, row, act == Act::kFence ? LockTupleShare : LockTupleExclusive, &locked);
         if (result == TM_Updated || result == TM_Deleted) continue;  // read it again
         if (result == TM_WouldBlock) {
             out.found = Found::kExpired;
@@ -298,8 +294,8 @@ bool semaphore_held(int64 id) {
     if (claims_find(&table, id, &row)) {
         const Found found = state_of(row, GetCurrentTimestamp());
         // An uncommitted claim of another transaction holds its slot already.
-        held = found == Found::kLive || (found == Found::kNotCommitted &&
-                                          row.expires_at > GetCurrentTimestamp());
+        held = found == Found::kLive ||
+               (found == Found::kNotCommitted && row.expires_at > GetCurrentTimestamp());
     }
     claims_close(&table);
     return held;
@@ -321,11 +317,10 @@ void semaphore_fence(int64 id) {
             ereport(ERROR,
                     (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
                      errmsg("sem_fence(): claim %lld is not held", shown),
-                     result.row.released
-                         ? errdetail("It was released at %s.",
-                                     timestamptz_to_str(result.row.ended_at))
-                         : errdetail("Its lease ran out at %s.",
-                                     timestamptz_to_str(result.row.ended_at))));
+                     result.row.released ? errdetail("It was released at %s.",
+                                                     timestamptz_to_str(result.row.ended_at))
+                                         : errdetail("Its lease ran out at %s.",
+                                                     timestamptz_to_str(result.row.ended_at))));
             break;
         case Found::kExpired:
             ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -334,10 +329,9 @@ void semaphore_fence(int64 id) {
                                       timestamptz_to_str(result.row.expires_at))));
             break;
         default:
-            ereport(ERROR,
-                    (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-                     errmsg("sem_fence(): claim %lld is not held", shown),
-                     errdetail("The transaction that made it has not committed.")));
+            ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                            errmsg("sem_fence(): claim %lld is not held", shown),
+                            errdetail("The transaction that made it has not committed.")));
             break;
     }
 }

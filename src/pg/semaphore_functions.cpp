@@ -20,7 +20,9 @@ PGSEM_SQL_FUNCTION(pgsem_sem_claim) {
 }
 
 // sem_release(id bigint) -> boolean, STRICT
-PGSEM_SQL_FUNCTION(pgsem_sem_release) { PG_RETURN_BOOL(pgsem::semaphore_release(PG_GETARG_INT64(0))); }
+PGSEM_SQL_FUNCTION(pgsem_sem_release) {
+    PG_RETURN_BOOL(pgsem::semaphore_release(PG_GETARG_INT64(0)));
+}
 
 // sem_renew(id bigint, timeout interval DEFAULT NULL) -> boolean; NULL id gives NULL.
 PGSEM_SQL_FUNCTION(pgsem_sem_renew) {
@@ -32,7 +34,9 @@ PGSEM_SQL_FUNCTION(pgsem_sem_renew) {
 }
 
 // sem_held(id bigint) -> boolean, STRICT
-PGSEM_SQL_FUNCTION(pgsem_sem_held) { PG_RETURN_BOOL(pgsem::semaphore_held(PG_GETARG_INT64(0))); }
+PGSEM_SQL_FUNCTION(pgsem_sem_held) {
+    PG_RETURN_BOOL(pgsem::semaphore_held(PG_GETARG_INT64(0)));
+}
 
 // sem_fence(id bigint) -> void; a null id is an error, since a fence that does nothing is a trap.
 PGSEM_SQL_FUNCTION(pgsem_sem_fence) {

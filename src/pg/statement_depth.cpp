@@ -46,8 +46,8 @@ void depth_finish(QueryDesc *query) {
 
 // DO blocks and CALL run their statements inside a utility command: those are nested as well.
 void depth_utility(PlannedStmt *statement, const char *query_string, bool read_only_tree,
-                   ProcessUtilityContext context, ParamListInfo params,
-                   QueryEnvironment *query_env, DestReceiver *dest, QueryCompletion *completion) {
+                   ProcessUtilityContext context, ParamListInfo params, QueryEnvironment *query_env,
+                   DestReceiver *dest, QueryCompletion *completion) {
     ++nesting_depth;
     PG_TRY();
     {
@@ -74,7 +74,9 @@ void install_statement_depth_hooks() {
     ProcessUtility_hook = depth_utility;
 }
 
-bool transaction_ends_with_statement() { return !IsTransactionBlock() && nesting_depth <= 1; }
+bool transaction_ends_with_statement() {
+    return !IsTransactionBlock() && nesting_depth <= 1;
+}
 
 void warn_if_statement_scoped(const char *what, const char *hint) {
     if (!transaction_ends_with_statement()) return;

@@ -59,18 +59,18 @@ constexpr TextLock kXactExclusive{"advisory_lock_text()", Scope::kTransaction, E
                                   Wait::kBlock};
 constexpr TextLock kXactShared{"advisory_lock_text_shared()", Scope::kTransaction, ShareLock,
                                Wait::kBlock};
-constexpr TextLock kXactTryExclusive{"advisory_try_lock_text()", Scope::kTransaction,
-                                     ExclusiveLock, Wait::kTry};
-constexpr TextLock kXactTryShared{"advisory_try_lock_text_shared()", Scope::kTransaction,
-                                  ShareLock, Wait::kTry};
-constexpr TextLock kSessionExclusive{"advisory_session_lock_text()", Scope::kSession,
-                                     ExclusiveLock, Wait::kBlock};
-constexpr TextLock kSessionShared{"advisory_session_lock_text_shared()", Scope::kSession,
-                                  ShareLock, Wait::kBlock};
+constexpr TextLock kXactTryExclusive{"advisory_try_lock_text()", Scope::kTransaction, ExclusiveLock,
+                                     Wait::kTry};
+constexpr TextLock kXactTryShared{"advisory_try_lock_text_shared()", Scope::kTransaction, ShareLock,
+                                  Wait::kTry};
+constexpr TextLock kSessionExclusive{"advisory_session_lock_text()", Scope::kSession, ExclusiveLock,
+                                     Wait::kBlock};
+constexpr TextLock kSessionShared{"advisory_session_lock_text_shared()", Scope::kSession, ShareLock,
+                                  Wait::kBlock};
 constexpr TextLock kSessionTryExclusive{"advisory_session_try_lock_text()", Scope::kSession,
                                         ExclusiveLock, Wait::kTry};
-constexpr TextLock kSessionTryShared{"advisory_session_try_lock_text_shared()",
-                                     Scope::kSession, ShareLock, Wait::kTry};
+constexpr TextLock kSessionTryShared{"advisory_session_try_lock_text_shared()", Scope::kSession,
+                                     ShareLock, Wait::kTry};
 
 }  // namespace
 

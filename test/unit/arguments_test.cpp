@@ -57,8 +57,7 @@ TEST(CheckLease, MixedSignsAddUpLikePostgresIntervals) {
 
 TEST(CheckLease, ExtremesDoNotOverflow) {
     EXPECT_EQ(check_lease(false, {INT32_MAX, INT32_MAX, INT64_MAX}).problem, Problem::kTooLarge);
-    EXPECT_EQ(check_lease(false, {INT32_MIN, INT32_MIN, INT64_MIN}).problem,
-              Problem::kNotPositive);
+    EXPECT_EQ(check_lease(false, {INT32_MIN, INT32_MIN, INT64_MIN}).problem, Problem::kNotPositive);
     // A time part alone far beyond a day.
     EXPECT_EQ(check_lease(false, {0, 0, INT64_MAX}).problem, Problem::kTooLarge);
 }

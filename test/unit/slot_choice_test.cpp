@@ -50,7 +50,9 @@ int lowest(int n, const std::vector<std::pair<int, bool>> &rows, int first = 0) 
     return found ? *found : -1;
 }
 
-TEST(LowestFreeSlot, EmptySemaphoreGivesSlotZero) { EXPECT_EQ(lowest(4, {}), 0); }
+TEST(LowestFreeSlot, EmptySemaphoreGivesSlotZero) {
+    EXPECT_EQ(lowest(4, {}), 0);
+}
 
 TEST(LowestFreeSlot, FindsTheFirstGap) {
     EXPECT_EQ(lowest(4, {{0, true}, {1, true}, {3, true}}), 2);

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Runs every test suite of pgsem and ends with one line: "N passed, N failed".
+#
+#   bash test/run-all.sh            # everything (installs Debian packages it lacks, via sudo)
+#   bash test/run-all.sh regress    # only the named suites
+#
+# Suites: lint unit regress isolation pgtap tap stress client. Each counts its own tests; a suite
+# that cannot run counts as one failure. Servers run as an unprivileged user: $PGSEM_OS_USER
+# when this script runs as root, otherwise the invoking user.
+set -uo pipefail
+
+PGSEM_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=../scripts/lib/common.sh
+source "$PGSEM_ROOT/scripts/lib/common.sh"
+# shellcheck source=../scripts/lib/cluster.sh
+source "$PGSEM_ROOT/scripts/lib/cluster.sh" 2>/dev/null || true
+
+ALL_SUITES=(lint unit regress isolation pgtap tap stress client)
+SUITES=("$@")
+[ ${#SUITES[@]} -eq 0 ] && SUITES=("${ALL_SUITES[@]}")
+
+TEST_PACKAGES=("${BUILD_PACKAGES[@]}" cmake libgtest-dev postgresql-15-pgtap libipc-run-perl
+               libtest-simple-perl python3 python3-psycopg2 nodejs clang-format clang-tidy)
+
+RESULTS=$(mktemp /tmp/pgsem-results.XXXXXX)
+SCRATCH=$(mktemp -d /tmp/pgsem-tests.XXXXXX)
+chmod 755 "$SCRATCH"
+
+record_suite() {  # record_suite NAME PASSED FAILED
+    local passed=${2:-0} failed=${3:-0}
+    if [ $((passed + failed)) -eq 0 ]; then
+        echo "suite $1 ran no test: counted as one failure"
+        failed=1
+    fi
+    printf '%s %d %d\n' "$1" "$passed" "$failed" >>"$RESULTS"
+    printf -- '-- suite %s: %d passed, %d failed\n' "$1" "$passed" "$failed"
+}
+
+finish() {
+    cluster_stop 2>/dev/null
+    local passed=0 failed=0 name p f
+    echo
+    echo "== summary"
+    while read -r name p f; do
+        printf '   %-10s %5d passed %5d failed\n' "$name" "$p" "$f"
+        passed=$((passed + p))
+        failed=$((failed + f))
+    done <"$RESULTS"
+    rm -rf "$RESULTS" "$SCRATCH"
+    echo "$passed passed, $failed failed"
+    [ "$failed" -eq 0 ]
+}
+trap 'finish; exit $?' EXIT
+
+install_packages "${TEST_PACKAGES[@]}" || die "could not install test packages"
+source "$PGSEM_ROOT/scripts/lib/cluster.sh"
+PGXS_DIR=$(dirname "$(dirname "$(dirname "$("$PG_CONFIG" --pgxs)")")")
+export PGXS_DIR
+build_and_install
+
+for suite_file in "$PGSEM_ROOT"/test/suites/*.sh; do
+    # shellcheck disable=SC1090
+    source "$suite_file"
+done
+
+needs_server() {
+    case " ${SUITES[*]} " in *" regress "*|*" isolation "*|*" pgtap "*|*" stress "*|*" client "*) return 0 ;; esac
+    return 1
+}
+if needs_server; then
+    say "starting a throwaway cluster"
+    cluster_start
+    trap 'finish; exit $?' EXIT  # cluster_start set its own trap; finish stops the cluster
+    echo "   port $PGPORT, data in $CLUSTER_DIR, server running as $(as_pg_user id -un)"
+fi
+
+for suite in "${SUITES[@]}"; do
+    if declare -F "suite_$suite" >/dev/null; then
+        say "suite $suite"
+        "suite_$suite"
+    else
+        echo "unknown suite: $suite"
+        record_suite "$suite" 0 1
+    fi
+done
