@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Sets up pgsem on this machine and shows it working:
+#   installs what it needs from Debian (via sudo unless root), builds and installs the
+#   extension, starts a throwaway Postgres on loopback as an unprivileged user, creates the
+#   extension and runs the seed articles' scenarios (double booking, throttle). The cluster is
+#   removed at the end; with --keep it stays up and the script prints how to connect.
+set -euo pipefail
+
+PGSEM_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=lib/common.sh
+source "$PGSEM_ROOT/scripts/lib/common.sh"
+
+keep=no
+[ "${1:-}" = "--keep" ] && keep=yes
+
+install_packages "${BUILD_PACKAGES[@]}" python3 python3-psycopg2
+# shellcheck source=lib/cluster.sh
+source "$PGSEM_ROOT/scripts/lib/cluster.sh"
+build_and_install
+
+say "starting a throwaway Postgres on 127.0.0.1"
+cluster_start
+echo "   port $PGPORT, data in $CLUSTER_DIR, server running as $(as_pg_user id -un)"
+psql -X -q -v ON_ERROR_STOP=1 -c "CREATE DATABASE demo"
+export PGDATABASE=demo
+psql -X -q -v ON_ERROR_STOP=1 -c "CREATE EXTENSION pgsem"
+psql -X -At -c "SELECT 'pgsem ' || extversion || ' installed in database demo' FROM pg_extension WHERE extname = 'pgsem'"
+
+say "the seed scenarios"
+# Debian's interpreter: python3-psycopg2 is installed for it, whatever else is on PATH.
+/usr/bin/python3 "$PGSEM_ROOT/scripts/demo_scenarios.py"
+status=$?
+
+if [ "$keep" = yes ]; then
+    trap - EXIT
+    say "the cluster stays up"
+    echo "   connect:  psql -h 127.0.0.1 -p $PGPORT -U postgres demo"
+    echo "   stop:     $(command -v runuser >/dev/null && [ "$(id -u)" -eq 0 ] && echo "runuser -u $PGSEM_OS_USER -- ")$PG_BINDIR/pg_ctl -D $CLUSTER_DIR/data stop"
+fi
+exit $status
