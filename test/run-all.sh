@@ -37,7 +37,12 @@ record_suite() {  # record_suite NAME PASSED FAILED
 }
 
 finish() {
+    local rc=$1
     cluster_stop 2>/dev/null
+    # Stopped before every suite ran (a failed install or build): that is a failure too.
+    if [ "$rc" -ne 0 ] && [ "${ALL_SUITES_RAN:-no}" != yes ]; then
+        record_suite setup 0 1 >/dev/null
+    fi
     local passed=0 failed=0 name p f
     echo
     echo "== summary"
@@ -50,7 +55,7 @@ finish() {
     echo "$passed passed, $failed failed"
     [ "$failed" -eq 0 ]
 }
-trap 'finish; exit $?' EXIT
+trap 'finish $?; exit $?' EXIT
 
 install_packages "${TEST_PACKAGES[@]}" || die "could not install test packages"
 source "$PGSEM_ROOT/scripts/lib/cluster.sh"
@@ -70,7 +75,7 @@ needs_server() {
 if needs_server; then
     say "starting a throwaway cluster"
     cluster_start
-    trap 'finish; exit $?' EXIT  # cluster_start set its own trap; finish stops the cluster
+    trap 'finish $?; exit $?' EXIT  # cluster_start set its own trap; finish stops the cluster
     echo "   port $PGPORT, data in $CLUSTER_DIR, server running as $(as_pg_user id -un)"
 fi
 
@@ -83,3 +88,4 @@ for suite in "${SUITES[@]}"; do
         record_suite "$suite" 0 1
     fi
 done
+ALL_SUITES_RAN=yes

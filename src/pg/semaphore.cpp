@@ -253,6 +253,7 @@ ActResult act_on_claim(const char *function, int64 id, Act act, bool has_lease,
             case Act::kRenew: {
                 const int64 lease = has_lease ? lease_micros : locked.lease_micros;
                 claims_extend(&table, cpp_call([&] { return core::lease_end(now, lease); }));
+                ForceSyncCommit();  // a renewal lost in a crash would shorten a lease in use
                 break;
             }
             case Act::kFence:
@@ -273,6 +274,9 @@ int64 semaphore_claim(const ClaimRequest &request) {
     ClaimsTable table;
     claims_open(&table, RowExclusiveLock);
     const int64 id = claim_in(&table, request, now);
+    // A claim lost in a crash after its holder saw it commit would let a second holder in: the
+    // commit must be durable even where the session runs with synchronous_commit = off.
+    if (id != 0) ForceSyncCommit();
     prune_history_sometimes(&table, now);
     claims_close(&table);
     return id;

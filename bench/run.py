@@ -1,0 +1,153 @@
+#!/usr/bin/python3
+"""Runs the benchmark cells with pgbench, interleaved round by round, and reports medians and
+ratios. Connection settings come from the PG* environment (bench/run.sh sets them up)."""
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+import psycopg2
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# label, script, clients, pgbench variables, how to count successful claim+release pairs
+LOCK_CELLS = [
+    ("SELECT 1", "select1", 1, {}, None),
+    ("pg_advisory_xact_lock(bigint)", "bigint_xact_lock", 1, {}, None),
+    ("advisory_lock_text(text)", "text_xact_lock", 1, {}, None),
+    ("SELECT 1", "select1", 8, {}, None),
+    ("pg_advisory_xact_lock(bigint)", "bigint_xact_lock", 8, {}, None),
+    ("advisory_lock_text(text)", "text_xact_lock", 8, {}, None),
+]
+
+SEM_CELLS = []
+for clients, names, group in ((1, 1, 1), (8, 1, 2), (32, 1, 3), (32, 1000, 4)):
+    where = "1 name" if names == 1 else f"{names} names"
+    v = {"n": 4, "names": names, "group": group}
+    SEM_CELLS += [
+        (f"pgsem, n=4, {where}", "pgsem_pair", clients, v, "pgsem"),
+        (f"seed SQL, n=4, {where}", "seed_pair", clients, v, "seed"),
+        (f"floor (INSERT+UPDATE), {where}", "floor_pair", clients, v, "floor"),
+    ]
+# Claim cost against n: a fresh n=4 semaphore vs n=10000 with 9000 slots held (setup below).
+for clients in (1, 8):
+    SEM_CELLS += [
+        ("pgsem, n=4, nothing held", "pgsem_pair", clients,
+         {"n": 4, "names": 1, "group": 8}, "pgsem"),
+        ("pgsem, n=10000, 9000 held", "pgsem_pair", clients,
+         {"n": 10000, "names": 1, "group": 9}, "pgsem"),
+    ]
+SEM_CELLS += [("pg_advisory_xact_lock(bigint)", "bigint_xact_lock", 32, {}, None),
+              ("SELECT 1", "select1", 32, {}, None)]
+
+COUNTERS = {
+    "pgsem": ("SELECT last_value FROM pgsem.claim_id",
+              "SELECT count(*) FROM pgsem.claims WHERE id > %s AND outcome = 'released'"),
+    "seed": ("SELECT coalesce(max(id), 0) FROM seed_requests",
+             "SELECT count(*) FROM seed_requests WHERE id > %s AND completed_at IS NOT NULL"),
+    "floor": ("SELECT coalesce(max(id), 0) FROM floor_claims",
+              "SELECT count(*) FROM floor_claims WHERE id > %s AND released_at IS NOT NULL"),
+}
+
+
+def query(conn, sql, args=None):
+    with conn.cursor() as cur:
+        cur.execute(sql, args)
+        return cur.fetchone()[0]
+
+
+def run_cell(conn, pgbench, cell, seconds):
+    label, script, clients, variables, counter = cell
+    before = query(conn, COUNTERS[counter][0]) if counter else 0
+    # Not -M prepared: pgbench prepares synchronously, so a client preparing behind the seed
+    # SQL's LOCK TABLE blocks its thread, and with it the lock holder on that thread: a deadlock.
+    cmd = [pgbench, "-n", "-M", "extended", "-T", str(seconds), "-c", str(clients),
+           "-j", str(min(clients, 2)), "-f", os.path.join(HERE, "sql", script + ".sql")]
+    for k, v in variables.items():
+        cmd += ["-D", f"{k}={v}"]
+    out = subprocess.run(cmd, capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit(f"pgbench failed for {label}:\n{out.stdout}\n{out.stderr}")
+    tps = float(re.search(r"tps = ([0-9.]+) \(without initial connection time\)",
+                          out.stdout).group(1))
+    pairs = None
+    if counter:
+        pairs = query(conn, COUNTERS[counter][1], (before,)) / seconds
+    return tps, pairs
+
+
+def setup_held(conn):
+    """9000 of 10000 slots of one semaphore held for a day, chosen as sem_claim chooses them."""
+    held = query(conn, "SELECT count(sem_claim('bench-9000001', 10000, '1 day'))"
+                       " FROM generate_series(1, 9000)")
+    assert held == 9000, held
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--pgbench", required=True)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--seconds", type=int, default=10)
+    ap.add_argument("--only", choices=["locks", "semaphores"])
+    args = ap.parse_args()
+
+    conn = psycopg2.connect("")
+    conn.autocommit = True
+    cells = []
+    if args.only in (None, "locks"):
+        cells += LOCK_CELLS
+    if args.only in (None, "semaphores"):
+        cells += SEM_CELLS
+        setup_held(conn)
+
+    results = {i: [] for i in range(len(cells))}
+    started = time.time()
+    for r in range(args.rounds):
+        for i, cell in enumerate(cells):
+            tps, pairs = run_cell(conn, args.pgbench, cell, args.seconds)
+            results[i].append((tps, pairs))
+            shown = f"{pairs:9.0f} pairs/s" if pairs is not None else ""
+            print(f"round {r + 1} {cell[0]:34} c={cell[2]:<3} {tps:9.0f} tps {shown}",
+                  flush=True)
+
+    med = {}
+    print(f"\nmedians of {args.rounds} rounds of {args.seconds} s "
+          f"({time.time() - started:.0f} s in all)\n")
+    print("| workload | clients | tps | successful pairs/s |")
+    print("|---|---:|---:|---:|")
+    for i, cell in enumerate(cells):
+        tps = statistics.median(x[0] for x in results[i])
+        pairs = statistics.median(x[1] for x in results[i]) if cell[4] else None
+        med[(cell[0], cell[2])] = (tps, pairs)
+        print(f"| {cell[0]} | {cell[2]} | {tps:.0f} | "
+              f"{'' if pairs is None else f'{pairs:.0f}'} |")
+
+    def ratio(a, b, idx):
+        if a in med and b in med and med[b][idx]:
+            return med[a][idx] / med[b][idx]
+        return None
+
+    print("\n| ratio | value |")
+    print("|---|---:|")
+    for c in (1, 8):
+        r = ratio(("advisory_lock_text(text)", c), ("pg_advisory_xact_lock(bigint)", c), 0)
+        if r:
+            print(f"| text lock / bigint lock tps, {c} clients | {r:.3f} |")
+    for c, where in ((1, "1 name"), (8, "1 name"), (32, "1 name"), (32, "1000 names")):
+        r = ratio((f"pgsem, n=4, {where}", c), (f"seed SQL, n=4, {where}", c), 1)
+        f = ratio((f"pgsem, n=4, {where}", c), (f"floor (INSERT+UPDATE), {where}", c), 1)
+        if r:
+            print(f"| pgsem / seed SQL pairs, {c} clients, {where} | {r:.2f} |")
+        if f:
+            print(f"| pgsem / floor pairs, {c} clients, {where} | {f:.2f} |")
+    for c in (1, 8):
+        r = ratio(("pgsem, n=4, nothing held", c), ("pgsem, n=10000, 9000 held", c), 1)
+        if r:
+            print(f"| claim cost n=10000 (9000 held) / n=4, {c} clients | {r:.2f} |")
+
+
+if __name__ == "__main__":
+    main()

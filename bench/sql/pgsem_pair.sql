@@ -1,0 +1,7 @@
+-- One claim and, when granted, its release: two transactions, as an application does them.
+-- Variables: n (slots), names (how many semaphores), group (keeps cells' names apart).
+\set name_no random(1, :names)
+SELECT coalesce(sem_claim('bench-' || (:group * 1000000 + :name_no), :n), 0) AS id \gset
+\if :id > 0
+SELECT sem_release(:id);
+\endif

@@ -1,0 +1,152 @@
+-- pgTAP: the SQL API's functions as the catalog records them -- signatures, return types,
+-- volatility, strictness, parallel safety, language, security and default arguments.
+-- Runs in one transaction that is rolled back, so files are independent of each other.
+\set ON_ERROR_STOP 1
+BEGIN;
+SELECT plan(140);
+
+-- One row per function of the API: the expected catalog entry.
+CREATE TEMP TABLE api (
+    name       name,
+    args       name[],
+    returns    text,
+    volatility text,
+    strict     boolean,
+    parallel   "char",
+    arguments  text    -- pg_get_function_arguments(): names and defaults
+) ON COMMIT DROP;
+INSERT INTO api VALUES
+    ('fnv1a_64', '{text}', 'bigint', 'immutable', true, 's', 'key text'),
+    ('fnv1a_64', '{bytea}', 'bigint', 'immutable', true, 's', 'key bytea'),
+    ('advisory_lock_text', '{text}', 'void', 'volatile', false, 'u', 'key text'),
+    ('advisory_lock_text_shared', '{text}', 'void', 'volatile', false, 'u', 'key text'),
+    ('advisory_try_lock_text', '{text}', 'boolean', 'volatile', false, 'u', 'key text'),
+    ('advisory_try_lock_text_shared', '{text}', 'boolean', 'volatile', false, 'u', 'key text'),
+    ('advisory_session_lock_text', '{text}', 'void', 'volatile', false, 'u', 'key text'),
+    ('advisory_session_lock_text_shared', '{text}', 'void', 'volatile', false, 'u', 'key text'),
+    ('advisory_session_try_lock_text', '{text}', 'boolean', 'volatile', false, 'u', 'key text'),
+    ('advisory_session_try_lock_text_shared', '{text}', 'boolean', 'volatile', false, 'u', 'key text'),
+    ('advisory_session_unlock_text', '{text}', 'boolean', 'volatile', false, 'u', 'key text'),
+    ('advisory_session_unlock_text_shared', '{text}', 'boolean', 'volatile', false, 'u', 'key text'),
+    ('sem_claim', '{text,integer,interval}', 'bigint', 'volatile', false, 'u',
+        'name text, n integer, timeout interval DEFAULT ''00:01:30''::interval'),
+    ('sem_release', '{bigint}', 'boolean', 'volatile', true, 'u', 'id bigint'),
+    ('sem_renew', '{bigint,interval}', 'boolean', 'volatile', false, 'u',
+        'id bigint, timeout interval DEFAULT NULL::interval'),
+    ('sem_held', '{bigint}', 'boolean', 'volatile', true, 'r', 'id bigint'),
+    ('sem_fence', '{bigint}', 'void', 'volatile', false, 'u', 'id bigint'),
+    ('sem_prune_history', '{bigint}', 'bigint', 'volatile', true, 'u',
+        'max_rows bigint DEFAULT 10000');
+
+-- The catalog entry of each, found by exact signature in the extension's schema.
+CREATE TEMP VIEW api_proc AS
+    SELECT a.*, p.oid AS fn
+      FROM api a
+      LEFT JOIN pg_proc p
+        ON p.oid = to_regprocedure(format('public.%I(%s)', a.name, array_to_string(a.args, ',')));
+
+-- 1. The extension has exactly these functions, no more and no fewer.
+SELECT results_eq(
+    $$SELECT p.oid::regprocedure::text
+        FROM pg_proc p
+        JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
+        JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'pgsem'
+       ORDER BY 1$$,
+    $$SELECT format('%I(%s)', name, array_to_string(args, ','))::regprocedure::text
+        FROM api ORDER BY 1$$,
+    'pgsem owns exactly the 18 functions of its API');
+SELECT is((SELECT count(*) FROM api_proc WHERE fn IS NOT NULL), 18::bigint,
+          'every API function resolves by its exact signature');
+
+-- 2. Per function: exists, returns, volatility, strictness, language, parallel safety (6 x 18).
+SELECT has_function('public', name, args,
+                    format('%s(%s) exists', name, array_to_string(args, ', ')))
+  FROM api ORDER BY name, args;
+SELECT function_returns('public', name, args, returns,
+                        format('%s(%s) returns %s', name, array_to_string(args, ', '), returns))
+  FROM api ORDER BY name, args;
+SELECT volatility_is('public', name, args, volatility,
+                     format('%s(%s) is %s', name, array_to_string(args, ', '), volatility))
+  FROM api ORDER BY name, args;
+SELECT CASE WHEN strict
+            THEN is_strict('public', name, args,
+                           format('%s(%s) is STRICT', name, array_to_string(args, ', ')))
+            ELSE isnt_strict('public', name, args,
+                             format('%s(%s) is not STRICT', name, array_to_string(args, ', ')))
+       END
+  FROM api ORDER BY name, args;
+SELECT function_lang_is('public', name, args, 'c',
+                        format('%s(%s) is written in C', name, array_to_string(args, ', ')))
+  FROM api ORDER BY name, args;
+SELECT is(p.proparallel, a.parallel,
+          format('%s(%s) has proparallel %s', a.name, array_to_string(a.args, ', '), a.parallel))
+  FROM api_proc a JOIN pg_proc p ON p.oid = a.fn ORDER BY a.name, a.args;
+
+-- 3. Parallel safety as one query: only fnv1a_64 is safe, sem_held restricted, the rest unsafe.
+SELECT results_eq(
+    $$SELECT p.oid::regprocedure::text, p.proparallel
+        FROM pg_proc p
+        JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
+        JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'pgsem'
+       ORDER BY 1$$,
+    $$SELECT fn::regprocedure::text, parallel FROM api_proc ORDER BY 1$$,
+    'proparallel of every pgsem function');
+SELECT results_eq(
+    $$SELECT p.oid::regprocedure::text
+        FROM pg_proc p
+        JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
+        JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'pgsem'
+       WHERE p.proparallel = 's' ORDER BY 1$$,
+    $$VALUES ('fnv1a_64(bytea)'), ('fnv1a_64(text)')$$,
+    'only fnv1a_64 is PARALLEL SAFE');
+
+-- 4. None is SECURITY DEFINER or pins settings (the SQL script says none needs to) (18 + 1).
+SELECT isnt_definer('public', name, args,
+                    format('%s(%s) is not SECURITY DEFINER', name, array_to_string(args, ', ')))
+  FROM api ORDER BY name, args;
+SELECT is((SELECT count(*) FROM api_proc a JOIN pg_proc p ON p.oid = a.fn
+            WHERE p.proconfig IS NOT NULL), 0::bigint,
+          'no pgsem function carries SET options');
+
+-- 5. Arguments, names and defaults.
+SELECT results_eq(
+    $$SELECT fn::regprocedure::text, pg_get_function_arguments(fn) FROM api_proc ORDER BY 1$$,
+    $$SELECT fn::regprocedure::text, arguments FROM api_proc ORDER BY 1$$,
+    'pg_get_function_arguments() of every function');
+SELECT is(pg_get_function_arguments('public.sem_claim(text,integer,interval)'::regprocedure),
+          'name text, n integer, timeout interval DEFAULT ''00:01:30''::interval',
+          'sem_claim: timeout defaults to 00:01:30');
+SELECT is(pg_get_function_arguments('public.sem_renew(bigint,interval)'::regprocedure),
+          'id bigint, timeout interval DEFAULT NULL::interval',
+          'sem_renew: timeout defaults to NULL');
+SELECT is(pg_get_function_arguments('public.sem_prune_history(bigint)'::regprocedure),
+          'max_rows bigint DEFAULT 10000',
+          'sem_prune_history: max_rows defaults to 10000');
+-- The default expressions, evaluated.
+SELECT results_eq(
+    'SELECT ' || pg_get_function_arg_default('public.sem_claim(text,integer,interval)'::regprocedure, 3),
+    $$VALUES (interval '90 seconds')$$,
+    'sem_claim''s default timeout evaluates to 90 seconds');
+SELECT results_eq(
+    'SELECT ' || pg_get_function_arg_default('public.sem_renew(bigint,interval)'::regprocedure, 2)
+        || ' IS NULL',
+    $$VALUES (true)$$,
+    'sem_renew''s default timeout evaluates to NULL');
+SELECT results_eq(
+    $$SELECT fn::regprocedure::text, p.pronargdefaults::int
+        FROM api_proc a JOIN pg_proc p ON p.oid = a.fn ORDER BY 1$$,
+    $$SELECT fn::regprocedure::text,
+             CASE WHEN name IN ('sem_claim', 'sem_renew', 'sem_prune_history') THEN 1 ELSE 0 END
+        FROM api_proc ORDER BY 1$$,
+    'only sem_claim, sem_renew and sem_prune_history have a default argument');
+SELECT is(pg_get_function_identity_arguments('public.sem_claim(text,integer,interval)'::regprocedure),
+          'name text, n integer, timeout interval',
+          'sem_claim''s arguments are named name, n, timeout');
+
+-- 6. Every function is documented.
+SELECT is((SELECT count(*) FROM api_proc
+            WHERE coalesce(obj_description(fn, 'pg_proc'), '') = ''), 0::bigint,
+          'every pgsem function has a COMMENT');
+
+SELECT * FROM finish();
+ROLLBACK;

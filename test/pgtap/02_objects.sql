@@ -1,0 +1,199 @@
+-- pgTAP: the extension's schema, table, sequence, index and views, and who may use them.
+-- PUBLIC (and so any ordinary role) may execute every function and select the three views;
+-- PUBLIC has no right at all on schema pgsem, table pgsem.claims or sequence pgsem.claim_id.
+\set ON_ERROR_STOP 1
+BEGIN;
+SELECT plan(117);
+
+-- An ordinary role: no attributes, no grants, member of nothing.
+CREATE ROLE pgtap_plain NOLOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT;
+
+------------------------------------------------------------------------------------------------
+-- Schema pgsem (4)
+------------------------------------------------------------------------------------------------
+SELECT has_schema('pgsem', 'schema pgsem exists');
+SELECT schema_privs_are('pgsem', 'public', ARRAY[]::name[],
+                        'PUBLIC has no privilege on schema pgsem');
+SELECT schema_privs_are('pgsem', 'pgtap_plain', ARRAY[]::name[],
+                        'an ordinary role has no privilege on schema pgsem');
+SELECT is((SELECT count(*) FROM pg_namespace n, aclexplode(n.nspacl) a
+            WHERE n.nspname = 'pgsem' AND a.grantee = 0), 0::bigint,
+          'schema pgsem''s ACL has no entry for PUBLIC');
+
+------------------------------------------------------------------------------------------------
+-- Table pgsem.claims (4 + 1 + 12 + 2 + 1 + 1 = 21)
+------------------------------------------------------------------------------------------------
+SELECT has_table('pgsem', 'claims', 'table pgsem.claims exists');
+SELECT table_privs_are('pgsem', 'claims', 'public', ARRAY[]::name[],
+                       'PUBLIC has no privilege on table pgsem.claims');
+SELECT table_privs_are('pgsem', 'claims', 'pgtap_plain', ARRAY[]::name[],
+                       'an ordinary role has no privilege on table pgsem.claims');
+SELECT is((SELECT count(*) FROM pg_class c, aclexplode(c.relacl) a
+            WHERE c.oid = 'pgsem.claims'::regclass AND a.grantee = 0), 0::bigint,
+          'pgsem.claims''s ACL has no entry for PUBLIC');
+SELECT columns_are('pgsem', 'claims',
+    ARRAY['id', 'name', 'slot', 'slots', 'claimed_at', 'expires_at', 'lease', 'ended_at',
+          'outcome', 'holder_pid', 'holder_role', 'application_name'],
+    'pgsem.claims has the expected columns');
+SELECT col_type_is('pgsem', 'claims', c.col, c.typ,
+                   format('pgsem.claims.%s is %s', c.col, c.typ))
+  FROM (VALUES (1, 'id', 'bigint'), (2, 'name', 'text'), (3, 'slot', 'integer'),
+               (4, 'slots', 'integer'), (5, 'claimed_at', 'timestamp with time zone'),
+               (6, 'expires_at', 'timestamp with time zone'), (7, 'lease', 'interval'),
+               (8, 'ended_at', 'timestamp with time zone'), (9, 'outcome', 'text'),
+               (10, 'holder_pid', 'integer'), (11, 'holder_role', 'oid'),
+               (12, 'application_name', 'text')) AS c(pos, col, typ)
+ ORDER BY c.pos;
+SELECT has_pk('pgsem', 'claims', 'pgsem.claims has a primary key');
+SELECT col_is_pk('pgsem', 'claims', 'id', 'pgsem.claims'' primary key is id');
+SELECT is((SELECT co.collname FROM pg_attribute a JOIN pg_collation co ON co.oid = a.attcollation
+            WHERE a.attrelid = 'pgsem.claims'::regclass AND a.attname = 'name'),
+          'C'::name, 'pgsem.claims.name compares bytewise (COLLATE "C")');
+SELECT results_eq(
+    $$SELECT conname::text COLLATE "default" FROM pg_constraint
+       WHERE conrelid = 'pgsem.claims'::regclass AND contype = 'c' ORDER BY 1$$,
+    $$VALUES ('claims_ended_with_outcome'), ('claims_outcome_known'), ('claims_slot_in_range')$$,
+    'pgsem.claims has its three CHECK constraints');
+
+------------------------------------------------------------------------------------------------
+-- Sequence pgsem.claim_id (5)
+------------------------------------------------------------------------------------------------
+SELECT has_sequence('pgsem', 'claim_id', 'sequence pgsem.claim_id exists');
+SELECT sequence_privs_are('pgsem', 'claim_id', 'public', ARRAY[]::name[],
+                          'PUBLIC has no privilege on sequence pgsem.claim_id');
+SELECT sequence_privs_are('pgsem', 'claim_id', 'pgtap_plain', ARRAY[]::name[],
+                          'an ordinary role has no privilege on sequence pgsem.claim_id');
+SELECT ok(NOT has_sequence_privilege('public', 'pgsem.claim_id', 'USAGE')
+          AND NOT has_sequence_privilege('public', 'pgsem.claim_id', 'SELECT')
+          AND NOT has_sequence_privilege('public', 'pgsem.claim_id', 'UPDATE'),
+          'has_sequence_privilege: PUBLIC may not use, read or set pgsem.claim_id');
+SELECT results_eq(
+    $$SELECT seqtypid::regtype::text, seqcycle FROM pg_sequence
+       WHERE seqrelid = 'pgsem.claim_id'::regclass$$,
+    $$VALUES ('bigint', false)$$,
+    'pgsem.claim_id is a bigint sequence that never cycles');
+
+------------------------------------------------------------------------------------------------
+-- The unique partial index claims_live_slot (6)
+------------------------------------------------------------------------------------------------
+SELECT has_index('pgsem', 'claims', 'claims_live_slot', ARRAY['name', 'slot'],
+                 'index claims_live_slot is on pgsem.claims (name, slot)');
+SELECT index_is_unique('pgsem', 'claims', 'claims_live_slot', 'claims_live_slot is unique');
+SELECT index_is_type('pgsem', 'claims', 'claims_live_slot', 'btree', 'claims_live_slot is a btree');
+SELECT is((SELECT pg_get_expr(indpred, indrelid) FROM pg_index
+            WHERE indexrelid = 'pgsem.claims_live_slot'::regclass),
+          '(ended_at IS NULL)', 'claims_live_slot is partial: WHERE ended_at IS NULL');
+SELECT is((SELECT pg_get_indexdef('pgsem.claims_live_slot'::regclass)),
+          'CREATE UNIQUE INDEX claims_live_slot ON pgsem.claims USING btree (name, slot) WHERE (ended_at IS NULL)',
+          'claims_live_slot''s full definition');
+SELECT has_index('pgsem', 'claims', 'claims_pkey', ARRAY['id'], 'index claims_pkey is on (id)');
+
+------------------------------------------------------------------------------------------------
+-- pg_dump keeps the table and the sequence (1)
+------------------------------------------------------------------------------------------------
+SELECT results_eq(
+    $$SELECT c::regclass::text FROM pg_extension e, unnest(e.extconfig) c
+       WHERE e.extname = 'pgsem' ORDER BY 1$$,
+    $$VALUES ('pgsem.claim_id'), ('pgsem.claims')$$,
+    'pgsem.claims and pgsem.claim_id are extension configuration (dumped)');
+
+------------------------------------------------------------------------------------------------
+-- Views (3 x 5 = 15, plus 3 column lists and 14 column types)
+------------------------------------------------------------------------------------------------
+SELECT has_view('public', v, format('view %s exists', v))
+  FROM unnest(ARRAY['sem_holders', 'sem_summary', 'sem_history']) v;
+SELECT table_privs_are('public', v, 'public', ARRAY['SELECT'],
+                       format('PUBLIC may SELECT %s and nothing else', v))
+  FROM unnest(ARRAY['sem_holders', 'sem_summary', 'sem_history']) v;
+SELECT table_privs_are('public', v, 'pgtap_plain', ARRAY['SELECT'],
+                       format('an ordinary role may SELECT %s and nothing else', v))
+  FROM unnest(ARRAY['sem_holders', 'sem_summary', 'sem_history']) v;
+SELECT ok(has_table_privilege('pgtap_plain', format('public.%I', v), 'SELECT'),
+          format('has_table_privilege(ordinary role, %s, SELECT)', v))
+  FROM unnest(ARRAY['sem_holders', 'sem_summary', 'sem_history']) v;
+SELECT is(obj_description(format('public.%I', v)::regclass, 'pg_class') IS NOT NULL, true,
+          format('view %s has a COMMENT', v))
+  FROM unnest(ARRAY['sem_holders', 'sem_summary', 'sem_history']) v;
+
+SELECT columns_are('public', 'sem_holders',
+    ARRAY['name', 'slot', 'id', 'claimed_at', 'expires_at', 'pid', 'role', 'application_name'],
+    'sem_holders has the expected columns');
+SELECT columns_are('public', 'sem_summary', ARRAY['name', 'live', 'expired_unreaped', 'max_n'],
+    'sem_summary has the expected columns');
+SELECT columns_are('public', 'sem_history',
+    ARRAY['id', 'name', 'slot', 'n', 'claimed_at', 'expires_at', 'lease', 'status', 'ended_at',
+          'pid', 'role', 'application_name'],
+    'sem_history has the expected columns');
+SELECT col_type_is('public', c.v, c.col, c.typ, format('%s.%s is %s', c.v, c.col, c.typ))
+  FROM (VALUES
+    (1, 'sem_holders', 'name', 'text'), (2, 'sem_holders', 'slot', 'integer'),
+    (3, 'sem_holders', 'id', 'bigint'), (4, 'sem_holders', 'expires_at', 'timestamp with time zone'),
+    (5, 'sem_holders', 'pid', 'integer'), (6, 'sem_holders', 'role', 'regrole'),
+    (7, 'sem_summary', 'live', 'bigint'), (8, 'sem_summary', 'expired_unreaped', 'bigint'),
+    (9, 'sem_summary', 'max_n', 'integer'),
+    (10, 'sem_history', 'n', 'integer'), (11, 'sem_history', 'status', 'text'),
+    (12, 'sem_history', 'ended_at', 'timestamp with time zone'),
+    (13, 'sem_history', 'lease', 'interval'), (14, 'sem_history', 'role', 'regrole'))
+    AS c(pos, v, col, typ)
+ ORDER BY c.pos;
+
+------------------------------------------------------------------------------------------------
+-- Functions: PUBLIC and an ordinary role may EXECUTE every one (18 + 18 + 2)
+------------------------------------------------------------------------------------------------
+CREATE TEMP TABLE api (name name, args name[]) ON COMMIT DROP;
+INSERT INTO api VALUES
+    ('fnv1a_64', '{text}'), ('fnv1a_64', '{bytea}'),
+    ('advisory_lock_text', '{text}'), ('advisory_lock_text_shared', '{text}'),
+    ('advisory_try_lock_text', '{text}'), ('advisory_try_lock_text_shared', '{text}'),
+    ('advisory_session_lock_text', '{text}'), ('advisory_session_lock_text_shared', '{text}'),
+    ('advisory_session_try_lock_text', '{text}'),
+    ('advisory_session_try_lock_text_shared', '{text}'),
+    ('advisory_session_unlock_text', '{text}'), ('advisory_session_unlock_text_shared', '{text}'),
+    ('sem_claim', '{text,integer,interval}'), ('sem_release', '{bigint}'),
+    ('sem_renew', '{bigint,interval}'), ('sem_held', '{bigint}'), ('sem_fence', '{bigint}'),
+    ('sem_prune_history', '{bigint}');
+
+SELECT function_privs_are('public', name, args, 'public', ARRAY['EXECUTE'],
+                          format('PUBLIC may EXECUTE %s(%s)', name, array_to_string(args, ', ')))
+  FROM api ORDER BY name, args;
+SELECT function_privs_are('public', name, args, 'pgtap_plain', ARRAY['EXECUTE'],
+                          format('an ordinary role may EXECUTE %s(%s)', name,
+                                 array_to_string(args, ', ')))
+  FROM api ORDER BY name, args;
+SELECT results_eq(
+    $$SELECT count(*), bool_and(has_function_privilege('pgtap_plain', p.oid, 'EXECUTE'))
+        FROM pg_proc p
+        JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
+        JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'pgsem'$$,
+    $$VALUES (18::bigint, true)$$,
+    'has_function_privilege: the ordinary role may execute all 18 pgsem functions');
+SELECT is((SELECT count(*) FROM pg_proc p
+             JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid
+                             AND d.deptype = 'e'
+             JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'pgsem'
+            WHERE p.proacl IS NOT NULL
+              AND NOT EXISTS (SELECT 1 FROM aclexplode(p.proacl) a
+                               WHERE a.grantee = 0 AND a.privilege_type = 'EXECUTE')),
+          0::bigint, 'no pgsem function has had EXECUTE revoked from PUBLIC');
+
+------------------------------------------------------------------------------------------------
+-- What the ordinary role can actually do (3 + 3 + 4 = 10)
+------------------------------------------------------------------------------------------------
+SET LOCAL ROLE pgtap_plain;
+SELECT lives_ok(format('SELECT * FROM public.%I', v), format('an ordinary role reads %s', v))
+  FROM unnest(ARRAY['sem_holders', 'sem_summary', 'sem_history']) v;
+SELECT lives_ok(q, 'an ordinary role calls ' || q)
+  FROM unnest(ARRAY[$$SELECT fnv1a_64('k')$$, $$SELECT sem_held(-1)$$,
+                    $$SELECT sem_release(-1)$$]) q;
+SELECT throws_ok('SELECT count(*) FROM pgsem.claims', '42501', NULL,
+                 'an ordinary role cannot read pgsem.claims');
+SELECT throws_ok($$DELETE FROM pgsem.claims$$, '42501', NULL,
+                 'an ordinary role cannot delete from pgsem.claims');
+SELECT throws_ok($$SELECT nextval('pgsem.claim_id')$$, '42501', NULL,
+                 'an ordinary role cannot draw ids from pgsem.claim_id');
+SELECT throws_ok($$CREATE TABLE pgsem.mine (x int)$$, '42501', NULL,
+                 'an ordinary role cannot create objects in schema pgsem');
+RESET ROLE;
+
+SELECT * FROM finish();
+ROLLBACK;

@@ -1,0 +1,67 @@
+# Stress: 20 clients claim, hold and release semaphore slots at once, in autocommit and in
+# transactions at every isolation level, with rollbacks, pooled releases and a killer terminating
+# backends (test/stress/stress.cpp). Proves from the clients' own record and from the server's
+# history that no semaphore ever had more than n holders. Counts: the checker's self-test, each
+# check the stress program reports, and a server log free of crashes.
+suite_stress() {
+    local out="$SCRATCH/stress"
+    mkdir -p "$out"
+    cmake_build || { record_suite stress 0 1; return; }
+    local bin="$CMAKE_BUILD/pgsem_stress"
+    [ -x "$bin" ] || { echo "no $bin: is libpq found by CMake?"; record_suite stress 0 1; return; }
+    local passed=0 failed=0
+
+    if "$bin" --self-test >"$out/self-test.log" 2>&1; then
+        echo "ok: the checker finds every planted violation (--self-test)"
+        passed=$((passed + 1))
+    else
+        cat "$out/self-test.log"
+        echo "FAILED: the checker's self-test"
+        failed=$((failed + 1))
+    fi
+
+    if ! "$PG_BINDIR/psql" -X -q -v ON_ERROR_STOP=1 -d postgres -c 'SET client_min_messages = warning' \
+            -c 'DROP DATABASE IF EXISTS pgsem_stress' -c 'CREATE DATABASE pgsem_stress' ||
+       ! "$PG_BINDIR/psql" -X -q -v ON_ERROR_STOP=1 -d pgsem_stress -c 'CREATE EXTENSION pgsem'; then
+        echo "FAILED: could not create database pgsem_stress"
+        record_suite stress "$passed" $((failed + 1))
+        return
+    fi
+
+    local log_start=0
+    [ -f "$CLUSTER_DIR/server.log" ] && log_start=$(stat -c %s "$CLUSTER_DIR/server.log")
+    local rc=0
+    timeout 240 "$bin" --conninfo "dbname=pgsem_stress" 2>&1 | tee "$out/stress.log"
+    rc=${PIPESTATUS[0]}
+    local line p f
+    line=$(grep -E '^stress: [0-9]+ checks passed, [0-9]+ failed$' "$out/stress.log" | tail -n 1)
+    if [ -n "$line" ]; then
+        p=$(sed -E 's/^stress: ([0-9]+) checks passed, ([0-9]+) failed$/\1/' <<<"$line")
+        f=$(sed -E 's/^stress: ([0-9]+) checks passed, ([0-9]+) failed$/\2/' <<<"$line")
+        passed=$((passed + p))
+        failed=$((failed + f))
+        if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+            echo "FAILED: pgsem_stress exited with status $rc"
+            failed=$((failed + 1))
+        fi
+    else
+        echo "FAILED: pgsem_stress ended without its summary (exit status $rc)"
+        failed=$((failed + 1))
+    fi
+
+    # A backend that crashed would show in the server log as a signal or a PANIC.
+    if [ -f "$CLUSTER_DIR/server.log" ]; then
+        if tail -c +$((log_start + 1)) "$CLUSTER_DIR/server.log" |
+                grep -E 'terminated by signal|PANIC|TRAP:' >"$out/crashes.log"; then
+            head -n 5 "$out/crashes.log"
+            echo "FAILED: the server log shows a crash during the stress run"
+            failed=$((failed + 1))
+        else
+            echo "ok: no backend crashed during the stress run"
+            passed=$((passed + 1))
+        fi
+    fi
+
+    "$PG_BINDIR/psql" -X -q -d postgres -c 'DROP DATABASE IF EXISTS pgsem_stress' >/dev/null 2>&1
+    record_suite stress "$passed" "$failed"
+}

@@ -1,0 +1,117 @@
+# Claims are table rows and survive a crash (immediate stop, then start with crash recovery);
+# claim ids come from a sequence and keep growing across the crash; a claim whose transaction
+# was open at crash time vanishes; advisory locks, which live in shared memory only, are gone.
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('crash');
+$node->init(extra => [ '--encoding=UTF8', '--locale=C' ]);
+$node->start;
+$node->safe_psql('postgres', 'CREATE EXTENSION pgsem');
+
+sub query { return $node->safe_psql('postgres', shift) }
+
+# ---- before the crash ------------------------------------------------------------------------
+my $live = query(q{SELECT sem_claim('crash-sem', 2, '1 hour')});
+my $released = query(q{SELECT sem_claim('crash-sem', 2, '1 hour')});
+is(query("SELECT sem_release($released)"), 't', 'a claim is released before the crash');
+is(query("SELECT slot FROM sem_holders WHERE id = $live"), '0', 'the live claim holds slot 0');
+
+# More claims than the sequence logs ahead at a time (32), each in its own transaction.
+my $churned = query(join '', map { "SELECT sem_release(sem_claim('crash-churn', 1, '1 hour'));\n" }
+	  1 .. 40);
+is($churned, join("\n", ('t') x 40), '40 more claims are granted and released');
+
+# A claim in a transaction still open at crash time, plus a transaction-scoped text lock.
+my $open = $node->background_psql('postgres');
+$open->query_safe('BEGIN');
+my $uncommitted = $open->query_safe(q{SELECT sem_claim('crash-open', 1, '1 hour')});
+$open->query_safe(q{SELECT advisory_lock_text('crash-xact-lock')});
+like($uncommitted, qr/^\d+$/, 'an uncommitted claim has an id');
+is(query(q{SELECT sem_claim('crash-open', 1, '1 hour') IS NULL}),
+	't', 'the uncommitted claim holds the only slot of its semaphore');
+
+# A session-level text lock held at crash time.
+my $locker = $node->background_psql('postgres');
+$locker->query_safe(q{SELECT advisory_session_lock_text('crash-lock')});
+is(query(q{SELECT advisory_session_try_lock_text('crash-lock')}),
+	'f', 'the session text lock excludes other sessions before the crash');
+is(query(q{BEGIN; SELECT advisory_try_lock_text('crash-xact-lock'); COMMIT;}),
+	'f', 'the transaction text lock excludes other sessions before the crash');
+
+my $max_before = query('SELECT max(id) FROM pgsem.claims');
+cmp_ok($max_before, '>=', $live + 41, 'every claim so far got its own id');
+my $log_offset = -s $node->logfile;
+
+# ---- crash -----------------------------------------------------------------------------------
+$node->stop('immediate');
+# Both sessions lost their server; their psql processes exit on their own.
+eval { $open->quit };
+eval { $locker->quit };
+$node->start;
+ok( $node->log_contains(qr/database system was not properly shut down; automatic recovery/,
+		$log_offset),
+	'the restart ran crash recovery');
+
+# ---- after the crash -------------------------------------------------------------------------
+is(query("SELECT sem_held($live)"), 't', 'the live claim is still held after the crash');
+is(query("SELECT sem_held($released)"), 'f', 'the released claim is still not held');
+is( query("SELECT string_agg(id || ':' || status, ',' ORDER BY id) FROM sem_history
+            WHERE id IN ($live, $released)"),
+	"$live:held,$released:released",
+	'sem_history shows the live claim held and the released one released');
+is(query(q{SELECT count(*) FROM sem_history WHERE name = 'crash-churn' AND status = 'released'}),
+	'40', 'the 40 churned claims are all still recorded as released');
+is(query(q{SELECT string_agg(id::text, ',') FROM sem_holders WHERE name = 'crash-sem'}),
+	$live, 'sem_holders lists only the live claim of crash-sem');
+
+# The claim that was not committed at crash time is gone (checked before any new claim: the
+# sequence may hand its id out again, as it was never committed).
+is(query("SELECT count(*) FROM sem_history WHERE id = $uncommitted AND name = 'crash-open'"),
+	'0', 'the claim uncommitted at crash time left no row');
+is(query("SELECT sem_held($uncommitted)"), 'f', 'the uncommitted claim is not held');
+
+# The live claim still counts: one slot of two is left.
+my $after1 = query(q{SELECT sem_claim('crash-sem', 2, '1 hour')});
+like($after1, qr/^\d+$/, 'the free slot of crash-sem can be claimed after the crash');
+is(query("SELECT slot FROM sem_holders WHERE id = $after1"), '1',
+	'the new claim gets slot 1, next to the surviving claim in slot 0');
+is(query(q{SELECT sem_claim('crash-sem', 2, '1 hour') IS NULL}),
+	't', 'crash-sem is full: the surviving claim still holds its slot');
+
+# Ids never go backwards or repeat.
+cmp_ok($after1, '>', $max_before, 'the first id after the crash is above every id before it');
+my @after = split /\n/,
+  query(join '', map { "SELECT sem_claim('crash-more', 10, '1 hour');\n" } 1 .. 5);
+is(scalar(grep { /^\d+$/ && $_ > $max_before } @after),
+	5, 'five more claims after the crash all get ids above every id before it');
+is_deeply(\@after, [ sort { $a <=> $b } @after ], 'and their ids increase in claim order');
+is(query('SELECT count(*) = count(DISTINCT id) FROM pgsem.claims'), 't', 'no id appears twice');
+
+# The slot of the claim that was not committed is free.
+like(query(q{SELECT sem_claim('crash-open', 1, '1 hour')}),
+	qr/^\d+$/, 'the slot of the uncommitted claim is free after the crash');
+
+# Advisory locks do not survive a crash.
+is(query(q{SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'}),
+	'0', 'no advisory lock exists after the crash');
+is(query(q{SELECT advisory_session_try_lock_text('crash-lock')}),
+	't', 'the session text lock held at crash time can be taken after the restart');
+is(query(q{BEGIN; SELECT advisory_try_lock_text('crash-xact-lock'); COMMIT;}),
+	't', 'the transaction text lock held at crash time can be taken after the restart');
+
+# ---- a second crash right after the first ----------------------------------------------------
+my $max_before2 = query('SELECT max(id) FROM pgsem.claims');
+$node->stop('immediate');
+$node->start;
+is(query("SELECT sem_held($live), sem_held($after1)"),
+	't|t', 'claims survive a second crash');
+cmp_ok(query(q{SELECT sem_claim('crash-more', 10, '1 hour')}),
+	'>', $max_before2, 'ids keep growing across a second crash');
+
+$node->stop;
+done_testing();

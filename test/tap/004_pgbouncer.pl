@@ -1,0 +1,202 @@
+# pgsem behind pgbouncer in transaction pooling mode, where consecutive transactions of one
+# client may run on different server sessions: claims are rows, not session state, so one made
+# in one transaction can be released in a later one on another server session; transaction-level
+# text locks and fences work inside BEGIN..COMMIT and end with the transaction.
+use strict;
+use warnings;
+
+use File::Spec;
+use IPC::Run;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(usleep);
+
+my ($pgbouncer) = grep { -x $_ }
+  map { File::Spec->catfile($_, 'pgbouncer') }
+  (split(/:/, $ENV{PATH} // ''), '/usr/sbin', '/usr/local/sbin', '/usr/local/bin');
+plan skip_all => 'pgbouncer is not installed' unless defined $pgbouncer;
+
+# The node listens on loopback TCP for pgbouncer, and on its Unix socket for everything else.
+my $node = PostgreSQL::Test::Cluster->new('pooled');
+$node->init(extra => [ '--encoding=UTF8', '--locale=C' ]);
+$node->append_conf('postgresql.conf', "listen_addresses = '127.0.0.1'");
+$node->start;
+$node->safe_psql('postgres', 'CREATE EXTENSION pgsem');
+$node->safe_psql('postgres', 'CREATE TABLE guarded (claim bigint, note text)');
+my $user = $node->safe_psql('postgres', 'SELECT current_user');
+
+# ---- pgbouncer -------------------------------------------------------------------------------
+my $dir = PostgreSQL::Test::Utils::tempdir;
+my $bouncer_port = PostgreSQL::Test::Cluster::get_free_port();
+my $node_port = $node->port;
+PostgreSQL::Test::Utils::append_to_file("$dir/userlist.txt", qq{"$user" ""\n});
+PostgreSQL::Test::Utils::append_to_file(
+	"$dir/pgbouncer.ini", qq{[databases]
+pgsemdb = host=127.0.0.1 port=$node_port dbname=postgres user=$user
+
+[pgbouncer]
+listen_addr = 127.0.0.1
+listen_port = $bouncer_port
+unix_socket_dir =
+auth_type = any
+auth_file = $dir/userlist.txt
+admin_users = $user
+pool_mode = transaction
+default_pool_size = 4
+max_client_conn = 50
+logfile = $dir/pgbouncer.log
+pidfile = $dir/pgbouncer.pid
+});
+my $bouncer_out = '';
+my $bouncer = IPC::Run::start([ $pgbouncer, "$dir/pgbouncer.ini" ],
+	'<', \undef, '>&', \$bouncer_out);
+END { $bouncer->kill_kill(grace => 5) if $bouncer; }
+
+# Clients reach the node through pgbouncer: a Cluster whose connection string names the pooler,
+# so that psql, safe_psql and background_psql all go through it.
+package ViaBouncer
+{
+	our @ISA = ('PostgreSQL::Test::Cluster');
+
+	sub connstr
+	{
+		my ($self) = @_;
+		return "host=127.0.0.1 port=$self->{_bouncer_port} dbname=pgsemdb";
+	}
+}
+my $via = bless { %$node, _bouncer_port => $bouncer_port }, 'ViaBouncer';
+
+my $up = 0;
+for (1 .. 100)
+{
+	my ($rc, $out) = $via->psql('pgsemdb', 'SELECT 1');
+	if ($rc == 0 && $out eq '1') { $up = 1; last; }
+	usleep(100_000);
+}
+if (!$up)
+{
+	$bouncer->pump_nb;
+	diag "pgbouncer output:\n$bouncer_out";
+	diag "pgbouncer log:\n" . slurp_file("$dir/pgbouncer.log") if -e "$dir/pgbouncer.log";
+	die 'pgbouncer did not come up';
+}
+ok(1, "pgbouncer listens on 127.0.0.1:$bouncer_port");
+{
+	my ($rc, $out, $err) = $node->psql('pgbouncer', 'SHOW CONFIG',
+		connstr => "host=127.0.0.1 port=$bouncer_port dbname=pgbouncer user=$user");
+	like($out, qr/^pool_mode\|transaction\|/m, 'its console reports transaction pooling');
+}
+
+sub direct { return $node->safe_psql('postgres', shift) }
+sub pooled { return $via->safe_psql('pgsemdb', shift) }
+
+# Runs $sql through the pooler with verbose errors; returns (SQLSTATE or '', stderr).
+sub pooled_error
+{
+	my ($sql) = @_;
+	my ($rc, $out, $err) = $via->psql('pgsemdb', "\\set VERBOSITY verbose\n$sql");
+	my ($state) = $err =~ /ERROR:\s+([0-9A-Z]{5}):/;
+	return ($state // '', $err);
+}
+
+is(direct(q{SELECT count(*) > 0 FROM pg_stat_activity WHERE client_addr = '127.0.0.1'}),
+	't', 'the pooler holds server connections to the node over loopback TCP');
+
+# ---- a claim is not bound to a server session --------------------------------------------------
+{
+	my $id = pooled(q{SELECT sem_claim('bouncer-sem', 1, '1 hour')});
+	like($id, qr/^\d+$/, 'a claim is made through the pooler');
+	is(pooled(q{SELECT sem_claim('bouncer-sem', 1, '1 hour') IS NULL}),
+		't', 'a second client through the pooler finds the semaphore full');
+	is(pooled("SELECT sem_release($id)"), 't',
+		'the claim is released through the pooler in a later transaction');
+	is(direct("SELECT sem_held($id)"), 'f', 'and is no longer held');
+}
+{
+	my $id = pooled(q{SELECT sem_claim('bouncer-sem', 1, '1 hour')});
+	my $holder = direct("SELECT pid FROM sem_holders WHERE id = $id");
+	is( direct("SELECT count(*) FROM pg_stat_activity
+                 WHERE pid = $holder AND client_addr = '127.0.0.1'"),
+		'1',
+		'the claim records the pooled server session that made it');
+	# End that server session: the pooler opens another one for the next transaction.
+	is(direct("SELECT pg_terminate_backend($holder, 30000)"),
+		't', 'the server session that made the claim is terminated');
+	my $served = 0;
+	for (1 .. 50)
+	{
+		my ($rc, $out) = $via->psql('pgsemdb', "SELECT pg_backend_pid() <> $holder");
+		if ($rc == 0 && $out eq 't') { $served = 1; last; }
+		usleep(100_000);
+	}
+	ok($served, 'the pooler serves the next transaction from another server session');
+	is(pooled("SELECT sem_held($id), sem_release($id), pg_backend_pid() <> $holder"),
+		't|t|t', 'the claim outlives its server session and is released from another one');
+	like(pooled(q{SELECT sem_claim('bouncer-sem', 1, '1 hour')}),
+		qr/^\d+$/, 'its slot can be claimed again');
+}
+
+# ---- advisory_lock_text inside BEGIN..COMMIT -----------------------------------------------------
+{
+	my $key_match = q{locktype = 'advisory' AND objsubid = 1
+                      AND ((classid::bigint << 32) | objid::bigint) = fnv1a_64('bouncer-lock')};
+	my $a = $via->background_psql('pgsemdb');
+	$a->query_safe('BEGIN');
+	$a->query_safe(q{SELECT advisory_lock_text('bouncer-lock')});
+	my $a_pid = $a->query_safe('SELECT pg_backend_pid()');
+	is(direct("SELECT count(*) FROM pg_locks WHERE $key_match AND granted AND pid = $a_pid"),
+		'1', 'a client holds advisory_lock_text through the pooler inside BEGIN');
+	is(pooled(q{BEGIN; SELECT advisory_try_lock_text('bouncer-lock'); COMMIT;}),
+		'f', 'a second client through the pooler cannot take it');
+	my ($state) = pooled_error(q{BEGIN;
+SET LOCAL lock_timeout = '300ms';
+SELECT advisory_lock_text('bouncer-lock');});
+	is($state, '55P03', 'a second client waiting for it gets a lock timeout');
+	$a->query_safe('COMMIT');
+	$a->quit;
+	is(direct("SELECT count(*) FROM pg_locks WHERE $key_match"),
+		'0', 'the lock ends with the transaction: nothing stays on the pooled server session');
+	is(pooled(q{BEGIN; SELECT advisory_try_lock_text('bouncer-lock'); COMMIT;}),
+		't', 'after COMMIT the second client takes it');
+}
+
+# ---- sem_fence inside one transaction -------------------------------------------------------
+{
+	my $id = pooled(q{SELECT sem_claim('bouncer-fence', 1, '1 hour')});
+	my ($rc, $out, $err) = $via->psql(
+		'pgsemdb', "BEGIN;
+SELECT sem_fence($id);
+INSERT INTO guarded VALUES ($id, 'first');
+COMMIT;");
+	is($rc, 0, 'sem_fence and the write it guards commit in one transaction through the pooler');
+	is($err, '', 'without any warning');
+
+	my $a = $via->background_psql('pgsemdb');
+	$a->query_safe('BEGIN');
+	$a->query_safe("SELECT sem_fence($id)");
+	my ($state) = pooled_error("BEGIN;
+SET LOCAL lock_timeout = '300ms';
+SELECT sem_release($id);");
+	is($state, '55P03', 'while a transaction fences the claim, a release from another client waits');
+	$a->query_safe("INSERT INTO guarded VALUES ($id, 'second')");
+	$a->query_safe('COMMIT');
+	$a->quit;
+	is(pooled("SELECT sem_release($id)"), 't', 'after the fencing transaction commits, the release goes through');
+	is(direct("SELECT string_agg(note, ',' ORDER BY note) FROM guarded WHERE claim = $id"),
+		'first,second', 'both fenced writes committed');
+	($state) = pooled_error("BEGIN;\nSELECT sem_fence($id);");
+	is($state, '55000', 'sem_fence on the released claim fails (object_not_in_prerequisite_state)');
+
+	# Outside BEGIN the fence ends with its own statement: pgsem warns, which matters most in
+	# transaction pooling, where nothing ties two statements together.
+	my $id2 = pooled(q{SELECT sem_claim('bouncer-fence', 1, '1 hour')});
+	($rc, $out, $err) = $via->psql('pgsemdb', "SELECT sem_fence($id2)");
+	like($err, qr/WARNING:.*sem_fence\(\) outside a transaction block protects nothing/,
+		'sem_fence outside a transaction block warns through the pooler');
+}
+
+$bouncer->kill_kill(grace => 5);
+undef $bouncer;
+$node->stop;
+done_testing();
