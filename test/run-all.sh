@@ -51,7 +51,9 @@ finish() {
         passed=$((passed + p))
         failed=$((failed + f))
     done <"$RESULTS"
-    rm -rf "$RESULTS" "$SCRATCH"
+    rm -f "$RESULTS"
+    # PGSEM_KEEP_SCRATCH=1 keeps every suite's output (e.g. regress/results/*.out) for a look.
+    if [ -n "${PGSEM_KEEP_SCRATCH:-}" ]; then echo "outputs kept in $SCRATCH"; else rm -rf "$SCRATCH"; fi
     echo "$passed passed, $failed failed"
     [ "$failed" -eq 0 ]
 }

@@ -236,7 +236,19 @@ TM_Result claims_lock(ClaimsTable *table, ItemPointer tid, LockTupleMode mode, L
 }
 
 int64 claims_next_id(ClaimsTable *table) {
-    return nextval_internal(table->id_sequence, false);
+    const int64 id = nextval_internal(table->id_sequence, false);
+    // nextval WAL-logs a batch of values ahead and leaves that record for the commit to flush.
+    // But the id reaches the caller before any commit, and may serve as a fencing token at once:
+    // flush the record now, so that a crash cannot hand the same id out again. Only the first
+    // id of each batch waits; for the others the record is already on disk.
+    Relation sequence = relation_open(table->id_sequence, AccessShareLock);
+    const Buffer buffer = ReadBuffer(sequence, 0);
+    LockBuffer(buffer, BUFFER_LOCK_SHARE);
+    const XLogRecPtr logged = PageGetLSN(BufferGetPage(buffer));
+    UnlockReleaseBuffer(buffer);
+    relation_close(sequence, NoLock);
+    XLogFlush(logged);
+    return id;
 }
 
 void claims_insert(ClaimsTable *table, const NewClaim *claim) {

@@ -11,6 +11,7 @@ extern "C" {
 // clang-format on
 #include "access/genam.h"
 #include "access/htup_details.h"
+#include "access/relation.h"
 #include "access/relscan.h"
 #include "access/table.h"
 #include "access/tableam.h"

@@ -69,8 +69,7 @@ is(query(q{SELECT count(*) FROM sem_history WHERE name = 'crash-churn' AND statu
 is(query(q{SELECT string_agg(id::text, ',') FROM sem_holders WHERE name = 'crash-sem'}),
 	$live, 'sem_holders lists only the live claim of crash-sem');
 
-# The claim that was not committed at crash time is gone (checked before any new claim: the
-# sequence may hand its id out again, as it was never committed).
+# The claim that was not committed at crash time is gone.
 is(query("SELECT count(*) FROM sem_history WHERE id = $uncommitted AND name = 'crash-open'"),
 	'0', 'the claim uncommitted at crash time left no row');
 is(query("SELECT sem_held($uncommitted)"), 'f', 'the uncommitted claim is not held');
@@ -83,8 +82,10 @@ is(query("SELECT slot FROM sem_holders WHERE id = $after1"), '1',
 is(query(q{SELECT sem_claim('crash-sem', 2, '1 hour') IS NULL}),
 	't', 'crash-sem is full: the surviving claim still holds its slot');
 
-# Ids never go backwards or repeat.
+# Ids never go backwards or repeat, not even the id of the claim that never committed: its
+# caller saw it, and may have used it as a fencing token already.
 cmp_ok($after1, '>', $max_before, 'the first id after the crash is above every id before it');
+cmp_ok($after1, '>', $uncommitted, 'and above the id handed out by the uncommitted claim');
 my @after = split /\n/,
   query(join '', map { "SELECT sem_claim('crash-more', 10, '1 hour');\n" } 1 .. 5);
 is(scalar(grep { /^\d+$/ && $_ > $max_before } @after),
@@ -112,6 +113,45 @@ is(query("SELECT sem_held($live), sem_held($after1)"),
 	't|t', 'claims survive a second crash');
 cmp_ok(query(q{SELECT sem_claim('crash-more', 10, '1 hour')}),
 	'>', $max_before2, 'ids keep growing across a second crash');
+
+# ---- an id handed out right after a checkpoint, never committed -------------------------------
+# The sequence's WAL record for the batch that id comes from is the only record of it: sem_claim
+# flushes it before returning, or the id could be handed out again after a crash.
+query(q{SELECT sem_claim('crash-ckpt', 1, '1 hour')});
+query('CHECKPOINT');
+my $pending = $node->background_psql('postgres');
+$pending->query_safe('BEGIN');
+my $pending_id = $pending->query_safe(q{SELECT sem_claim('crash-ckpt-open', 1, '1 hour')});
+like($pending_id, qr/^\d+$/, 'a claim in an open transaction right after a checkpoint has an id');
+$node->stop('immediate');
+eval { $pending->quit };
+$node->start;
+my $ckpt_after = query(q{SELECT sem_claim('crash-ckpt-after', 1, '1 hour')});
+note("id before the crash: $pending_id, first id after it: $ckpt_after");
+cmp_ok($ckpt_after, '>', $pending_id, 'an id handed out before commit is not handed out again after a crash');
+
+# ---- sessions with synchronous_commit = off --------------------------------------------------
+# A long WAL writer delay makes the window in which asynchronous commits are lost a wide one.
+$node->append_conf('postgresql.conf', 'wal_writer_delay = 10s');
+$node->restart;
+query('CREATE TABLE async_control (x int)');
+my $async_claim = query(q{SET synchronous_commit = off; SELECT sem_claim('crash-async', 1, '1 hour');});
+# The release below is a transaction of its own, which pgsem commits without waiting for the
+# flush; the claim after it, by another holder, commits synchronously and so flushes it too.
+my $first = query(q{SELECT sem_claim('crash-handover', 1, '1 hour')});
+is(query("SELECT sem_release($first)"), 't', 'the first holder releases');
+my $second = query(q{SET synchronous_commit = off; SELECT sem_claim('crash-handover', 1, '1 hour')});
+like($second, qr/^\d+$/, 'a second holder takes the slot');
+# Last before the crash, so that no synchronous commit flushes it.
+query(q{SET synchronous_commit = off; INSERT INTO async_control VALUES (1);});
+$node->stop('immediate');
+$node->start;
+is(query('SELECT count(*) FROM async_control'), '0',
+	'control: an ordinary asynchronous commit was lost in the crash');
+is(query("SELECT sem_held($async_claim)"), 't',
+	'a claim committed with synchronous_commit = off survives the crash');
+is(query("SELECT sem_held($first)::text || sem_held($second)::text"), 'falsetrue',
+	'after the crash the slot belongs to the second holder only: the release survived too');
 
 $node->stop;
 done_testing();
