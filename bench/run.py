@@ -33,13 +33,23 @@ for clients, names, group in ((1, 1, 1), (8, 1, 2), (32, 1, 3), (32, 1000, 4)):
         (f"floor (INSERT+UPDATE), {where}", "floor_pair", clients, v, "floor"),
     ]
 # Claim cost against n: a fresh n=4 semaphore vs n=10000 with 9000 slots held (setup below).
-for clients in (1, 8):
+# At most 4 clients, so that the n=4 semaphore is never full and both cells measure claims that
+# succeed.
+for clients in (1, 4):
     SEM_CELLS += [
         ("pgsem, n=4, nothing held", "pgsem_pair", clients,
          {"n": 4, "names": 1, "group": 8}, "pgsem"),
         ("pgsem, n=10000, 9000 held", "pgsem_pair", clients,
          {"n": 10000, "names": 1, "group": 9}, "pgsem"),
     ]
+# Not a target cell: the same 32 clients on one name, but refused callers back off 1 ms before
+# trying again instead of spinning, as callers answering "overloaded" do.
+SEM_CELLS += [
+    ("pgsem, n=4, 1 name, 1 ms back-off", "pgsem_pair_backoff", 32,
+     {"n": 4, "names": 1, "group": 5}, "pgsem"),
+    ("seed SQL, n=4, 1 name, 1 ms back-off", "seed_pair_backoff", 32,
+     {"n": 4, "names": 1, "group": 5}, "seed"),
+]
 SEM_CELLS += [("pg_advisory_xact_lock(bigint)", "bigint_xact_lock", 32, {}, None),
               ("SELECT 1", "select1", 32, {}, None)]
 
@@ -79,6 +89,28 @@ def run_cell(conn, pgbench, cell, seconds):
     return tps, pairs
 
 
+def lock_call_costs(conn, rounds):
+    """Server time per lock+unlock pair, without client round trips: 200,000 session locks taken
+    and released in one statement, bigint keys against the same keys as text, interleaved."""
+    with conn.cursor() as cur:
+        cur.execute("CREATE TEMP TABLE lock_keys AS"
+                    " SELECT g::bigint AS b, g::text AS t FROM generate_series(1, 200000) g")
+    queries = {
+        "pg_try_advisory_lock + pg_advisory_unlock (bigint)":
+            "SELECT count(*) FROM lock_keys WHERE pg_try_advisory_lock(b) AND pg_advisory_unlock(b)",
+        "advisory_session_try_lock_text + advisory_session_unlock_text":
+            "SELECT count(*) FROM lock_keys"
+            " WHERE advisory_session_try_lock_text(t) AND advisory_session_unlock_text(t)",
+    }
+    times = {k: [] for k in queries}
+    for r in range(rounds):
+        for label, sql in (queries.items() if r % 2 == 0 else reversed(queries.items())):
+            started = time.perf_counter()
+            assert query(conn, sql) == 200000
+            times[label].append((time.perf_counter() - started) / 200000 * 1e6)
+    return {k: statistics.median(v) for k, v in times.items()}
+
+
 def setup_held(conn):
     """9000 of 10000 slots of one semaphore held for a day, chosen as sem_claim chooses them."""
     held = query(conn, "SELECT count(sem_claim('bench-9000001', 10000, '1 day'))"
@@ -106,7 +138,11 @@ def main():
     results = {i: [] for i in range(len(cells))}
     started = time.time()
     for r in range(args.rounds):
-        for i, cell in enumerate(cells):
+        # Odd rounds run the cells in reverse, so drift over the run favours no cell.
+        order = list(enumerate(cells))
+        if r % 2 == 1:
+            order.reverse()
+        for i, cell in order:
             tps, pairs = run_cell(conn, args.pgbench, cell, args.seconds)
             results[i].append((tps, pairs))
             shown = f"{pairs:9.0f} pairs/s" if pairs is not None else ""
@@ -130,6 +166,16 @@ def main():
             return med[a][idx] / med[b][idx]
         return None
 
+    if args.only in (None, "locks"):
+        costs = lock_call_costs(conn, 5)
+        print("\nserver time per lock+unlock pair (200,000 keys, median of 5 interleaved runs)\n")
+        print("| pair | µs |")
+        print("|---|---:|")
+        for label, micros in costs.items():
+            print(f"| {label} | {micros:.3f} |")
+        a, b = costs.values()
+        print(f"| text / bigint | {b / a:.3f} |")
+
     print("\n| ratio | value |")
     print("|---|---:|")
     for c in (1, 8):
@@ -143,7 +189,13 @@ def main():
             print(f"| pgsem / seed SQL pairs, {c} clients, {where} | {r:.2f} |")
         if f:
             print(f"| pgsem / floor pairs, {c} clients, {where} | {f:.2f} |")
-    for c in (1, 8):
+    r = ratio(("pgsem, n=4, 1 name, 1 ms back-off", 32), ("seed SQL, n=4, 1 name, 1 ms back-off", 32), 1)
+    f = ratio(("pgsem, n=4, 1 name, 1 ms back-off", 32), ("floor (INSERT+UPDATE), 1 name", 32), 1)
+    if r:
+        print(f"| with 1 ms back-off: pgsem / seed SQL pairs, 32 clients, 1 name | {r:.2f} |")
+    if f:
+        print(f"| with 1 ms back-off: pgsem / floor pairs, 32 clients, 1 name | {f:.2f} |")
+    for c in (1, 4):
         r = ratio(("pgsem, n=4, nothing held", c), ("pgsem, n=10000, 9000 held", c), 1)
         if r:
             print(f"| claim cost n=10000 (9000 held) / n=4, {c} clients | {r:.2f} |")

@@ -1,8 +1,16 @@
 // The only way glue code includes Postgres: C linkage, postgres.h first.
 //
-// Include this after every standard C++ header: Postgres' port.h redefines printf-family names
-// as macros, which breaks standard headers included after it.
+// Postgres' port.h redefines printf-family names as macros, which breaks standard headers
+// included after it. So the standard headers the glue uses are included here, first, and
+// glue files may include this header in any order.
 #pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <new>
+#include <optional>
+#include <type_traits>
 
 extern "C" {
 // clang-format off

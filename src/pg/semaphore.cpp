@@ -10,6 +10,10 @@
 
 namespace pgsem {
 
+// The core objects below live in frames that call into Postgres (boundary rule 1).
+static_assert(std::is_trivially_destructible_v<core::LowestFreeSlot>);
+static_assert(std::is_trivially_destructible_v<core::ProbeSequence>);
+
 namespace {
 
 // A claim row read while another transaction changes it may need a second look; past this many,
