@@ -50,7 +50,7 @@ def measure(pgbench, script, retention, total, chunk, clients):
         out = subprocess.run(
             [pgbench, "-n", "-M", "extended", "-c", str(clients), "-j", "2",
              "-t", str(per_client), "-f", script, "-D", "n=4", "-D", "names=100",
-             "-D", "group=1", "-d", db], capture_output=True, text=True)
+             "-D", "group=1", "-D", "backoff=0", "-d", db], capture_output=True, text=True)
         if out.returncode != 0:
             sys.exit(out.stdout + out.stderr)
         done += per_client * clients

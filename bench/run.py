@@ -26,7 +26,7 @@ LOCK_CELLS = [
 SEM_CELLS = []
 for clients, names, group in ((1, 1, 1), (8, 1, 2), (32, 1, 3), (32, 1000, 4)):
     where = "1 name" if names == 1 else f"{names} names"
-    v = {"n": 4, "names": names, "group": group}
+    v = {"n": 4, "names": names, "group": group, "backoff": 0}
     SEM_CELLS += [
         (f"pgsem, n=4, {where}", "pgsem_pair", clients, v, "pgsem"),
         (f"seed SQL, n=4, {where}", "seed_pair", clients, v, "seed"),
@@ -38,17 +38,17 @@ for clients, names, group in ((1, 1, 1), (8, 1, 2), (32, 1, 3), (32, 1000, 4)):
 for clients in (1, 4):
     SEM_CELLS += [
         ("pgsem, n=4, nothing held", "pgsem_pair", clients,
-         {"n": 4, "names": 1, "group": 8}, "pgsem"),
+         {"n": 4, "names": 1, "group": 8, "backoff": 0}, "pgsem"),
         ("pgsem, n=10000, 9000 held", "pgsem_pair", clients,
-         {"n": 10000, "names": 1, "group": 9}, "pgsem"),
+         {"n": 10000, "names": 1, "group": 9, "backoff": 0}, "pgsem"),
     ]
 # Not a target cell: the same 32 clients on one name, but refused callers back off 1 ms before
 # trying again instead of spinning, as callers answering "overloaded" do.
 SEM_CELLS += [
-    ("pgsem, n=4, 1 name, 1 ms back-off", "pgsem_pair_backoff", 32,
-     {"n": 4, "names": 1, "group": 5}, "pgsem"),
-    ("seed SQL, n=4, 1 name, 1 ms back-off", "seed_pair_backoff", 32,
-     {"n": 4, "names": 1, "group": 5}, "seed"),
+    ("pgsem, n=4, 1 name, 1 ms back-off", "pgsem_pair", 32,
+     {"n": 4, "names": 1, "group": 5, "backoff": 1000}, "pgsem"),
+    ("seed SQL, n=4, 1 name, 1 ms back-off", "seed_pair", 32,
+     {"n": 4, "names": 1, "group": 5, "backoff": 1000}, "seed"),
 ]
 SEM_CELLS += [("pg_advisory_xact_lock(bigint)", "bigint_xact_lock", 32, {}, None),
               ("SELECT 1", "select1", 32, {}, None)]

@@ -41,18 +41,23 @@ def reserve(barrier, use_lock, user_id):
     conn.close()
 
 
-def run_reservations(use_lock):
-    admin = connect()
-    admin.autocommit = True
-    with admin.cursor() as cur:
-        cur.execute("TRUNCATE reserved_servers")
+def run_at_once(target, *args):
+    """Runs target(barrier, *args, i) for i in 0..REQUESTS-1 in threads released together."""
     barrier = threading.Barrier(REQUESTS)
-    threads = [threading.Thread(target=reserve, args=(barrier, use_lock, i))
+    threads = [threading.Thread(target=target, args=(barrier, *args, i))
                for i in range(REQUESTS)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
+
+
+def run_reservations(use_lock):
+    admin = connect()
+    admin.autocommit = True
+    with admin.cursor() as cur:
+        cur.execute("TRUNCATE reserved_servers")
+    run_at_once(reserve, use_lock)
     with admin.cursor() as cur:
         cur.execute("SELECT count(*) FROM reserved_servers")
         (rows,) = cur.fetchone()
@@ -71,14 +76,8 @@ def call_service(barrier, results, i):
 
 
 def run_throttle():
-    barrier = threading.Barrier(REQUESTS)
     results = [None] * REQUESTS
-    threads = [threading.Thread(target=call_service, args=(barrier, results, i))
-               for i in range(REQUESTS)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    run_at_once(call_service, results)
     granted = [r for r in results if r is not None]
     conn = connect()
     conn.autocommit = True

@@ -1,6 +1,7 @@
 -- The Django/Postgres seed article's semaphore, as SQL: its timeout sweep, then LOCK TABLE and
 -- the generate_series insert in one transaction; release by UPDATE. A name column is added so
 -- that it can serve several semaphores; the lock stays table-wide, as in the article.
+-- Variables as in pgsem_pair.sql.
 \set name_no random(1, :names)
 UPDATE seed_requests SET timed_out_at = now()
  WHERE created_at < now() - interval '90 seconds'
@@ -21,4 +22,6 @@ SELECT coalesce((SELECT id FROM ins), 0) AS id, (SELECT count(*) FROM ins)::int 
 COMMIT;
 \if :got
 UPDATE seed_requests SET completed_at = now() WHERE id = :id;
+\else
+\sleep :backoff us
 \endif
