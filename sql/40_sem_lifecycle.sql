@@ -88,17 +88,13 @@ SELECT sem_claim('fence2', 1) AS h \gset
 SELECT sem_fence(:h);
 
 
--- A release that is a transaction of its own commits without waiting for its WAL flush (the next
--- claim of the slot flushes it); inside a larger transaction the caller's setting stands.
-SELECT sem_claim('async', 1) AS r \gset
-SELECT sem_release(:r) AS released, current_setting('synchronous_commit') AS this_commit;
-SHOW synchronous_commit;
-SELECT sem_claim('async', 1) AS r \gset
-BEGIN;
-SELECT sem_release(:r) AS released, current_setting('synchronous_commit') AS this_commit;
-COMMIT;
--- Claims and renewals always commit durably, whatever the session asks for (test/tap/002
--- shows such a claim surviving a crash).
+-- Claims and renewals commit durably whatever the session asks for, and a transaction that only
+-- releases commits without waiting for its flush (test/tap/002 crashes a server to show both);
+-- none of it changes the session's own setting.
 SET synchronous_commit = off;
-SELECT sem_claim('async', 1) IS NOT NULL AS claimed;
+SELECT sem_claim('async', 1) AS r \gset
+SELECT sem_renew(:r) AS renewed, sem_release(:r) AS released;
+SHOW synchronous_commit;
 RESET synchronous_commit;
+SELECT sem_release(sem_claim('async', 1)) AS released;
+SHOW synchronous_commit;

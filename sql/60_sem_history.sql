@@ -26,6 +26,16 @@ SELECT sem_prune_history(0) AS max_rows_zero;
 SELECT sem_prune_history() <= 10 AS pruned_the_rest;
 SELECT count(*) AS left_over FROM sem_history WHERE name = 'hist-many';
 
+-- One call deletes up to max_rows, however many batches that takes. (History is kept while the
+-- 3000 claims are made, so that claimers prune none of it on the way.)
+SET pgsem.history_retention = -1;
+SELECT count(sem_release(id)) AS released
+  FROM (SELECT sem_claim('hist-bulk', 3000) AS id FROM generate_series(1, 3000)) s;
+SET pgsem.history_retention = 0;
+SELECT sem_prune_history(2500) AS pruned_2500;
+SELECT count(*) AS left_of_3000 FROM sem_history WHERE name = 'hist-bulk';
+SELECT sem_prune_history() AS pruned_the_last;
+
 -- Claimers prune as they go: with retention 0, sustained claim/release leaves little behind.
 DO $$
 BEGIN

@@ -11,6 +11,12 @@ Occupancy classify(const ClaimRowState &row, std::int64_t now) noexcept {
     return row.expires_at > now ? Occupancy::kHeld : Occupancy::kExpired;
 }
 
+ClaimStatus status_of(const ClaimRowState &row, std::int64_t now) noexcept {
+    if (row.ended) return ClaimStatus::kEnded;
+    if (row.insert_in_progress) return ClaimStatus::kUncommitted;
+    return row.expires_at > now ? ClaimStatus::kLive : ClaimStatus::kExpired;
+}
+
 std::optional<std::int32_t> LowestFreeSlot::observe(std::int32_t slot, bool held) noexcept {
     if (cursor_ >= n_) return std::nullopt;
     if (slot > cursor_) return cursor_;  // every row of the cursor's slot has gone by: none held it

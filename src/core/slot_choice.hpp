@@ -26,12 +26,23 @@ struct ClaimRowState {
     bool ended;               // released or recorded as timed out
     std::int64_t expires_at;  // server time, microseconds
     bool insert_in_progress;  // inserted by another transaction that is still open
-    bool change_in_progress;  // being updated, deleted or locked by another open transaction
+    bool change_in_progress;  // being updated or deleted by another open transaction (a dirty
+                              // read does not report mere row locks: a fence shows as expired
+                              // here, and the claimer's lock attempt then finds it held)
 };
 
-// A row inserted or locked by an open transaction counts as held whatever its lease says: the
+// A row inserted or changed by an open transaction counts as held whatever its lease says: the
 // claimer cannot know how that transaction ends without waiting for it, and claims never wait.
 Occupancy classify(const ClaimRowState &row, std::int64_t now) noexcept;
+
+// What a claim is to whoever acts on it by id (release, renew, fence, held).
+enum class ClaimStatus : std::uint8_t {
+    kEnded,        // released or timed out
+    kUncommitted,  // made by a transaction that is still open
+    kExpired,      // its lease ran out, not yet recorded
+    kLive,
+};
+ClaimStatus status_of(const ClaimRowState &row, std::int64_t now) noexcept;
 
 // Finds the lowest slot in [0, n) that no row holds, from rows fed in ascending slot order
 // (several rows may share a slot: old versions, a timed-out claim beside its successor).

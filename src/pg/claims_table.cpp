@@ -46,6 +46,33 @@ Oid lookup_relation(Oid nsp, const char *name) {
     return relid;
 }
 
+// The OIDs of pgsem's relations, looked up once per backend rather than by name on every call,
+// and forgotten whenever the relcache says the table changed (ALTER, DROP EXTENSION...).
+struct CachedRelations {
+    bool valid;
+    bool shape_checked;
+    Oid table;
+    Oid pkey_index;
+    Oid live_index;
+    Oid id_sequence;
+};
+CachedRelations cached = {};
+
+void forget_relations(Datum /*arg*/, Oid relid) {
+    if (relid == InvalidOid || relid == cached.table) cached.valid = false;
+}
+
+void look_up_relations() {
+    const Oid nsp = get_namespace_oid(kSchema, true);
+    if (!OidIsValid(nsp)) report_broken_install("schema pgsem");
+    cached.table = lookup_relation(nsp, kTable);
+    cached.pkey_index = lookup_relation(nsp, kPkeyIndex);
+    cached.live_index = lookup_relation(nsp, kLiveIndex);
+    cached.id_sequence = lookup_relation(nsp, kSequence);
+    cached.shape_checked = false;
+    cached.valid = true;
+}
+
 void check_shape(Relation rel) {
     const TupleDesc desc = RelationGetDescr(rel);
     if (desc->natts != kClaimColumnCount) report_broken_install("table pgsem.claims");
@@ -92,6 +119,7 @@ void read_row(ClaimsTable *table, const SnapshotData *dirty, ClaimRow *row) {
     row->holder_role = DatumGetObjectId(slot->tts_values[kColHolderRole - 1]);
     row->insert_in_progress = dirty != nullptr && TransactionIdIsValid(dirty->xmin);
     row->change_in_progress = dirty != nullptr && TransactionIdIsValid(dirty->xmax);
+    row->renewal_in_progress = false;
 }
 
 void ensure_writer(ClaimsTable *table) {
@@ -136,15 +164,27 @@ void finish_write() {
 
 }  // namespace
 
+void install_claims_cache_invalidation() {
+    CacheRegisterRelcacheCallback(forget_relations, PointerGetDatum(nullptr));
+}
+
 void claims_open(ClaimsTable *table, LOCKMODE lockmode) {
     memset(table, 0, sizeof(*table));
-    const Oid nsp = get_namespace_oid(kSchema, true);
-    if (!OidIsValid(nsp)) report_broken_install("schema pgsem");
-    table->pkey_index = lookup_relation(nsp, kPkeyIndex);
-    table->live_index = lookup_relation(nsp, kLiveIndex);
-    table->id_sequence = lookup_relation(nsp, kSequence);
-    table->rel = table_open(lookup_relation(nsp, kTable), lockmode);
-    check_shape(table->rel);
+    if (!cached.valid) look_up_relations();
+    table->rel = table_open(cached.table, lockmode);
+    // Opening may have processed an invalidation (the extension dropped and created again).
+    if (!cached.valid) {
+        table_close(table->rel, lockmode);
+        look_up_relations();
+        table->rel = table_open(cached.table, lockmode);
+    }
+    if (!cached.shape_checked) {
+        check_shape(table->rel);
+        cached.shape_checked = true;
+    }
+    table->pkey_index = cached.pkey_index;
+    table->live_index = cached.live_index;
+    table->id_sequence = cached.id_sequence;
     table->read_slot = table_slot_create(table->rel, nullptr);
 }
 
@@ -161,7 +201,7 @@ void claims_close(ClaimsTable *table) {
     table_close(table->rel, NoLock);  // table locks are held until the transaction ends
 }
 
-void slot_scan_begin(ClaimsTable *table, SlotScan *scan, text *name, int32 first_slot,
+void slot_scan_begin(ClaimsTable *table, ClaimScan *scan, text *name, int32 first_slot,
                      int32 end_slot) {
     scan->index = index_open(table->live_index, AccessShareLock);
     InitDirtySnapshot(scan->dirty);
@@ -174,73 +214,90 @@ void slot_scan_begin(ClaimsTable *table, SlotScan *scan, text *name, int32 first
     index_rescan(scan->scan, scan->keys, 3, nullptr, 0);
 }
 
-bool slot_scan_next(ClaimsTable *table, SlotScan *scan, ClaimRow *row) {
-    if (!index_getnext_slot(scan->scan, ForwardScanDirection, table->read_slot)) return false;
-    read_row(table, &scan->dirty, row);
-    return true;
-}
-
-void slot_scan_end(SlotScan *scan) {
-    index_endscan(scan->scan);
-    index_close(scan->index, NoLock);
-}
-
-void id_scan_begin(ClaimsTable *table, IdScan *scan, int64 first_id) {
+void id_scan_begin(ClaimsTable *table, ClaimScan *scan, int64 first_id) {
     scan->index = index_open(table->pkey_index, AccessShareLock);
     InitDirtySnapshot(scan->dirty);
-    ScanKeyInit(&scan->key, 1, BTGreaterEqualStrategyNumber, F_INT8GE, Int64GetDatum(first_id));
+    ScanKeyInit(&scan->keys[0], 1, BTGreaterEqualStrategyNumber, F_INT8GE, Int64GetDatum(first_id));
     scan->scan = index_beginscan(table->rel, scan->index, &scan->dirty, 1, 0);
-    index_rescan(scan->scan, &scan->key, 1, nullptr, 0);
+    index_rescan(scan->scan, scan->keys, 1, nullptr, 0);
 }
 
-bool id_scan_next(ClaimsTable *table, IdScan *scan, ClaimRow *row) {
+bool claim_scan_next(ClaimsTable *table, ClaimScan *scan, ClaimRow *row) {
     if (!index_getnext_slot(scan->scan, ForwardScanDirection, table->read_slot)) return false;
     read_row(table, &scan->dirty, row);
     return true;
 }
 
-void id_scan_end(IdScan *scan) {
+void claim_scan_end(ClaimScan *scan) {
     index_endscan(scan->scan);
     index_close(scan->index, NoLock);
 }
 
-bool claims_find(ClaimsTable *table, int64 id, ClaimRow *row) {
-    Relation index = index_open(table->pkey_index, AccessShareLock);
-    SnapshotData dirty;
-    InitDirtySnapshot(dirty);
-    ScanKeyData key;
-    ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(id));
-    IndexScanDesc scan = index_beginscan(table->rel, index, &dirty, 1, 0);
-    index_rescan(scan, &key, 1, nullptr, 0);
-    // Under a dirty snapshot another transaction's open update shows both versions. Act on the
-    // committed one: its change_in_progress says someone is at work, and locking it waits for them.
+namespace {
+
+// Under a dirty snapshot a row another transaction is changing shows both versions. Prefer the
+// committed one (its change_in_progress says someone is at work, and locking it waits for them);
+// among uncommitted ones, the unended one, which is what claimers count.
+bool preferred(const ClaimRow &candidate, const ClaimRow &current) {
+    if (current.insert_in_progress != candidate.insert_in_progress)
+        return !candidate.insert_in_progress;
+    return current.ended && !candidate.ended;
+}
+
+bool find_once(ClaimsTable *table, int64 id, ClaimRow *row) {
+    ClaimScan scan;
+    ClaimRow candidate;
     bool found = false;
-    while (index_getnext_slot(scan, ForwardScanDirection, table->read_slot)) {
-        ClaimRow candidate;
-        read_row(table, &dirty, &candidate);
-        if (!found || (row->insert_in_progress && !candidate.insert_in_progress)) *row = candidate;
+    bool successor_unended = false;
+    TimestampTz successor_expires_at = 0;
+    id_scan_begin(table, &scan, id);
+    while (claim_scan_next(table, &scan, &candidate) && candidate.id == id) {
+        if (candidate.insert_in_progress && !candidate.ended) {
+            successor_unended = true;
+            successor_expires_at = Max(successor_expires_at, candidate.expires_at);
+        }
+        if (!found || preferred(candidate, *row)) *row = candidate;
         found = true;
     }
-    index_endscan(scan);
-    index_close(index, NoLock);
+    claim_scan_end(&scan);
+    // A renewal in flight: the claim is live until at least the later expiry, and acting on it
+    // means waiting for the renewer, not calling it timed out.
+    row->renewal_in_progress = found && row->change_in_progress && successor_unended;
+    if (row->renewal_in_progress) row->expires_at = Max(row->expires_at, successor_expires_at);
     return found;
 }
 
-TM_Result claims_lock(ClaimsTable *table, ItemPointer tid, LockTupleMode mode, LockWaitPolicy wait,
-                      ClaimRow *row) {
+}  // namespace
+
+bool claims_find(ClaimsTable *table, int64 id, ClaimRow *row) {
+    // A btree scan reads a leaf page's entries first and their heap tuples after. An update that
+    // adds an index entry and commits in between hides the row from that scan: the old version
+    // is dead, the new one was not on the page. Such an update is rare and short: look again.
+    for (int attempt = 0; attempt < 3; ++attempt)
+        if (find_once(table, id, row)) return true;
+    return false;
+}
+
+TM_Result claims_lock(ClaimsTable *table, ItemPointerData tid, LockTupleMode mode,
+                      LockWaitPolicy wait, ClaimRow *row) {
     TM_FailureData failure;
-    const TM_Result result = table_tuple_lock(table->rel, tid, active_snapshot(), table->read_slot,
+    const TM_Result result = table_tuple_lock(table->rel, &tid, active_snapshot(), table->read_slot,
                                               GetCurrentCommandId(false), mode, wait, 0, &failure);
     if (result == TM_Ok) read_row(table, nullptr, row);
     return result;
+}
+
+text *claims_locked_name(ClaimsTable *table) {
+    return DatumGetTextPP(table->read_slot->tts_values[kColName - 1]);
 }
 
 int64 claims_next_id(ClaimsTable *table) {
     const int64 id = nextval_internal(table->id_sequence, false);
     // nextval WAL-logs a batch of values ahead and leaves that record for the commit to flush.
     // But the id reaches the caller before any commit, and may serve as a fencing token at once:
-    // flush the record now, so that a crash cannot hand the same id out again. Only the first
-    // id of each batch waits; for the others the record is already on disk.
+    // flush the record now (and wait for synchronous standbys, when there are any), so that no
+    // crash or failover can hand the same id out again. Only the first id of each batch of 32
+    // waits; for the others the record is already on disk.
     Relation sequence = relation_open(table->id_sequence, AccessShareLock);
     const Buffer buffer = ReadBuffer(sequence, 0);
     LockBuffer(buffer, BUFFER_LOCK_SHARE);
@@ -248,6 +305,7 @@ int64 claims_next_id(ClaimsTable *table) {
     UnlockReleaseBuffer(buffer);
     relation_close(sequence, NoLock);
     XLogFlush(logged);
+    SyncRepWaitForLSN(logged, false);
     return id;
 }
 

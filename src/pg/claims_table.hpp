@@ -1,7 +1,6 @@
 // Storage of claims: the table pgsem.claims, read with dirty snapshots and written through the
-// executor's simple-relation routines (the ones logical replication uses), so that constraints,
-// every index -- the partial unique index over live claims above all -- and WAL are handled by
-// Postgres itself.
+// executor's simple-relation routines (the ones logical replication uses), so that every index --
+// the partial unique index over live claims above all -- and WAL are handled by Postgres itself.
 //
 // Nothing here decides what a row means; src/core/slot_choice.hpp does. Nothing here takes locks
 // other than the table and tuple locks named in each function.
@@ -43,8 +42,10 @@ struct ClaimRow {
     TimestampTz ended_at;  // valid when ended
     bool released;         // when ended: released by its holder (else timed out)
     Oid holder_role;
-    bool insert_in_progress;  // inserted by another, still open, transaction
-    bool change_in_progress;  // updated or deleted by another, still open, transaction
+    bool insert_in_progress;   // inserted by another, still open, transaction
+    bool change_in_progress;   // updated or deleted by another, still open, transaction
+    bool renewal_in_progress;  // claims_find only: that change keeps the claim unended; then
+                               // expires_at is the later of the two versions' expiries
 };
 
 struct NewClaim {
@@ -70,45 +71,48 @@ struct ClaimsTable {
     TupleTableSlot *write_slot;
 };
 
+// Registers the relcache callback that keeps the cached OIDs of pgsem's relations honest.
+// Called once, from _PG_init.
+void install_claims_cache_invalidation();
+
 // Opens pgsem.claims with the given table lock (RowExclusiveLock to write).
 void claims_open(ClaimsTable *table, LOCKMODE lockmode);
 void claims_close(ClaimsTable *table);
 
-// Scans the rows of one semaphore with slots in [first_slot, end_slot), in slot order.
-struct SlotScan {
+// A dirty-snapshot index scan over claims: one semaphore's rows in slot order, or all rows in id
+// order.
+struct ClaimScan {
     Relation index;
     IndexScanDesc scan;
     SnapshotData dirty;
     ScanKeyData keys[3];
 };
-void slot_scan_begin(ClaimsTable *table, SlotScan *scan, text *name, int32 first_slot,
+// Rows of semaphore `name` with slots in [first_slot, end_slot).
+void slot_scan_begin(ClaimsTable *table, ClaimScan *scan, text *name, int32 first_slot,
                      int32 end_slot);
-bool slot_scan_next(ClaimsTable *table, SlotScan *scan, ClaimRow *row);
-void slot_scan_end(SlotScan *scan);
+// Rows with id >= first_id.
+void id_scan_begin(ClaimsTable *table, ClaimScan *scan, int64 first_id);
+bool claim_scan_next(ClaimsTable *table, ClaimScan *scan, ClaimRow *row);
+void claim_scan_end(ClaimScan *scan);
 
 // Finds the current version of claim `id` with a dirty read; false when there is none.
 bool claims_find(ClaimsTable *table, int64 id, ClaimRow *row);
 
-// Scans claims by ascending id from first_id (the history pruner's order).
-struct IdScan {
-    Relation index;
-    IndexScanDesc scan;
-    SnapshotData dirty;
-    ScanKeyData key;
-};
-void id_scan_begin(ClaimsTable *table, IdScan *scan, int64 first_id);
-bool id_scan_next(ClaimsTable *table, IdScan *scan, ClaimRow *row);
-void id_scan_end(IdScan *scan);
-
 // Locks the row version at tid. On TM_Ok, *row is the locked version; the lock lasts until the
 // transaction ends. LockWaitSkip returns TM_WouldBlock instead of waiting; LockWaitBlock waits in
 // the lock manager (visible in pg_locks, subject to lock_timeout and the deadlock detector).
-TM_Result claims_lock(ClaimsTable *table, ItemPointer tid, LockTupleMode mode, LockWaitPolicy wait,
-                      ClaimRow *row);
+TM_Result claims_lock(ClaimsTable *table, ItemPointerData tid, LockTupleMode mode,
+                      LockWaitPolicy wait, ClaimRow *row);
+
+// The next claim id. Its sequence record is on disk (and on synchronous standbys) before this
+// returns, so that no crash or failover can hand the id out again.
+int64 claims_next_id(ClaimsTable *table);
+
+// The name of the row claims_lock just locked (valid until the next read or lock).
+text *claims_locked_name(ClaimsTable *table);
 
 // Writes. Each makes its change visible to the rest of the transaction (CommandCounterIncrement).
 // claims_end, claims_extend and claims_delete act on the row just locked by claims_lock.
-int64 claims_next_id(ClaimsTable *table);
 void claims_insert(ClaimsTable *table, const NewClaim *claim);
 void claims_end(ClaimsTable *table, TimestampTz ended_at, Outcome outcome);
 void claims_extend(ClaimsTable *table, TimestampTz expires_at);

@@ -26,44 +26,62 @@ bool is_prunable(const ClaimRow &row, TimestampTz now, int64 retention) {
         [&] { return core::prunable(row.ended, row.ended_at, row.expires_at, now, retention); });
 }
 
-}  // namespace
+enum class BatchEnd : unsigned char { kCaughtUp, kBudgetSpent };
 
-void prune_history_sometimes(ClaimsTable *table, TimestampTz now) {
-    if (history_retention_seconds < 0) return;
-    if (pg_prng_uint32(&pg_global_prng_state) % kPruneOneIn != 0) return;
-    (void)prune_history(table, now, kBatchRows);
-}
-
-int64 prune_history(ClaimsTable *table, TimestampTz now, int64 max_rows) {
-    const int64 retention = retention_micros();
-    if (retention < 0 || max_rows <= 0) return 0;
-    int64 deleted = 0;
+// One batch: deletes up to max_rows. A claim whose lease ran out long ago but was never recorded
+// as timed out still occupies the live index; deleting it marks it busy to every claimer until
+// the deleting transaction ends. So such rows are deleted only where that happens at once: in a
+// transaction that ends with the current statement.
+BatchEnd prune_batch(ClaimsTable *table, TimestampTz now, int64 retention, int64 max_rows,
+                     int64 *deleted) {
+    const bool may_delete_unended = !IsTransactionBlock();
     int64 scanned = 0;
     int64 next_resume = 0;
-    IdScan scan;
+    BatchEnd end = BatchEnd::kCaughtUp;
+    ClaimScan scan;
     ClaimRow row;
     id_scan_begin(table, &scan, resume_from_id);
-    while (id_scan_next(table, &scan, &row)) {
-        if (++scanned > kScanBudget || deleted >= max_rows) {
+    while (claim_scan_next(table, &scan, &row)) {
+        if (++scanned > kScanBudget || *deleted >= max_rows) {
             next_resume = row.id;
+            end = BatchEnd::kBudgetSpent;
             break;
         }
         if (!row.insert_in_progress && !row.change_in_progress &&
-            is_prunable(row, now, retention)) {
+            (row.ended || may_delete_unended) && is_prunable(row, now, retention)) {
             ClaimRow locked;
-            ItemPointerData tid = row.tid;
-            if (claims_lock(table, &tid, LockTupleExclusive, LockWaitSkip, &locked) == TM_Ok &&
+            if (claims_lock(table, row.tid, LockTupleExclusive, LockWaitSkip, &locked) == TM_Ok &&
                 is_prunable(locked, now, retention)) {
                 claims_delete(table);
-                ++deleted;
+                ++*deleted;
             }
         } else if (row.claimed_at > now - retention) {
             break;  // ids follow claim time: every later claim is younger than the retention
         }
         CHECK_FOR_INTERRUPTS();
     }
-    id_scan_end(&scan);
+    claim_scan_end(&scan);
     resume_from_id = next_resume;
+    return end;
+}
+
+}  // namespace
+
+void prune_history_sometimes(ClaimsTable *table, TimestampTz now) {
+    if (history_retention_seconds < 0) return;
+    if (pg_prng_uint32(&pg_global_prng_state) % kPruneOneIn != 0) return;
+    int64 deleted = 0;
+    (void)prune_batch(table, now, retention_micros(), kBatchRows, &deleted);
+}
+
+int64 prune_history(ClaimsTable *table, TimestampTz now, int64 max_rows) {
+    const int64 retention = retention_micros();
+    int64 deleted = 0;
+    if (retention < 0) return 0;
+    // Batch after batch until max_rows are gone or the oldest claims are all young or live.
+    while (deleted < max_rows &&
+           prune_batch(table, now, retention, max_rows, &deleted) == BatchEnd::kBudgetSpent) {
+    }
     return deleted;
 }
 

@@ -1,5 +1,5 @@
 // Keeps pgsem.claims bounded without an external scheduler: claimers delete a little old history
-// as they go, at most pgsem.history_retention after each claim ended.
+// as they go, at least pgsem.history_retention after each claim ended.
 #pragma once
 
 #include "pg/claims_table.hpp"

@@ -1,5 +1,7 @@
 // Library entry point: settings and hooks, set up once per backend.
 #include "pg/boundary.hpp"
+#include "pg/claims_table.hpp"
+#include "pg/commit_durability.hpp"
 #include "pg/history_pruning.hpp"
 #include "pg/statement_depth.hpp"
 
@@ -21,4 +23,6 @@ void _PG_init(void) {
         nullptr, nullptr);
     MarkGUCPrefixReserved("pgsem");
     pgsem::install_statement_depth_hooks();
+    pgsem::install_commit_durability_callback();
+    pgsem::install_claims_cache_invalidation();
 }

@@ -4,6 +4,7 @@
 #include "core/slot_choice.hpp"
 #include "pg/boundary.hpp"
 #include "pg/claims_table.hpp"
+#include "pg/commit_durability.hpp"
 #include "pg/history_pruning.hpp"
 #include "pg/lock_tags.hpp"
 #include "pg/statement_depth.hpp"
@@ -22,10 +23,19 @@ constexpr int kMaxRetries = 100;
 // One slot holds at most one committed live row; a few more versions can be in flight.
 constexpr int kMaxRowsPerSlot = 8;
 
+core::ClaimRowState state_of(const ClaimRow &row) {
+    return core::ClaimRowState{row.ended, row.expires_at, row.insert_in_progress,
+                               row.change_in_progress};
+}
+
 core::Occupancy occupancy(const ClaimRow &row, TimestampTz now) {
-    const core::ClaimRowState state{row.ended, row.expires_at, row.insert_in_progress,
-                                    row.change_in_progress};
+    const core::ClaimRowState state = state_of(row);
     return cpp_call([&] { return core::classify(state, now); });
+}
+
+core::ClaimStatus status(const ClaimRow &row, TimestampTz now) {
+    const core::ClaimRowState state = state_of(row);
+    return cpp_call([&] { return core::status_of(state, now); });
 }
 
 void require_writable(const char *function) {
@@ -37,8 +47,8 @@ void require_writable(const char *function) {
     PreventCommandIfReadOnly(function);
 }
 
-// A claim may be released, renewed or fenced by the role that made it, its members and
-// superusers.
+// A claim may be released, renewed or fenced by the role that made it, roles that have its
+// privileges (members that inherit them) and superusers.
 void require_may_act(const char *function, const ClaimRow &row) {
     if (has_privs_of_role(GetUserId(), row.holder_role)) return;
     const char *owner = GetUserNameFromId(row.holder_role, true);
@@ -46,59 +56,100 @@ void require_may_act(const char *function, const ClaimRow &row) {
                     errmsg("%s: permission denied for claim %lld", function,
                            static_cast<long long>(row.id)),
                     errdetail("The claim belongs to role %s.", owner != nullptr ? owner : "?"),
-                    errhint("Only that role, its members and superusers may act on it.")));
+                    errhint("Only that role, roles with its privileges and superusers may act "
+                            "on it.")));
+}
+
+// Runs `write` under the lock-manager lock of one slot: the lock every claimer of the slot takes
+// between reading the slot and inserting into it.
+template <typename Write>
+void under_slot_lock(const text *name, int32 slot, Write &&write) {
+    static_assert(std::is_trivially_destructible_v<std::decay_t<Write>>);
+    LOCKTAG tag;
+    slot_locktag(&tag, name, slot);
+    (void)LockAcquire(&tag, ExclusiveLock, false, false);
+    write();
+    // Released now rather than at commit: the rows written speak for the slot from here on.
+    (void)LockRelease(&tag, ExclusiveLock, false);
+}
+
+// ---- timeouts ------------------------------------------------------------------------------
+
+enum class Reap : unsigned char {
+    kVacant,   // recorded as timed out now, or found ended already
+    kHeld,     // someone holds the row (a fence, a release, a renewal): leave it alone
+    kChanged,  // the row changed since it was read: read it again
+};
+
+// Records an expired claim as timed out, never waiting for a row lock.
+Reap reap(ClaimsTable *table, ItemPointerData tid, TimestampTz now) {
+    ClaimRow locked;
+    switch (claims_lock(table, tid, LockTupleExclusive, LockWaitSkip, &locked)) {
+        case TM_Ok:
+            break;
+        case TM_Updated:
+        case TM_Deleted:
+            return Reap::kChanged;
+        default:
+            return Reap::kHeld;
+    }
+    if (locked.ended) return Reap::kVacant;
+    if (locked.expires_at > now) return Reap::kHeld;  // a renewal committed since the read
+    claims_end(table, locked.expires_at, Outcome::kTimedOut);
+    return Reap::kVacant;
 }
 
 // ---- claiming ------------------------------------------------------------------------------
 
-// Under the slot lock: re-reads the slot, records an expired holder as timed out, inserts the
+// The rows of one slot: whether any holds it, and which expired ones a claimer would reap.
+struct SlotView {
+    bool held;
+    int expired_count;
+    ItemPointerData expired[kMaxRowsPerSlot];
+};
+
+void read_slot(ClaimsTable *table, const ClaimRequest &request, int32 slot, TimestampTz now,
+               SlotView *view) {
+    view->held = false;
+    view->expired_count = 0;
+    ClaimScan scan;
+    ClaimRow row;
+    slot_scan_begin(table, &scan, request.name, slot, slot + 1);
+    while (!view->held && claim_scan_next(table, &scan, &row)) {
+        const core::Occupancy occ = occupancy(row, now);
+        if (occ == core::Occupancy::kHeld || view->expired_count == kMaxRowsPerSlot)
+            view->held = true;
+        else if (occ == core::Occupancy::kExpired)
+            view->expired[view->expired_count++] = row.tid;
+    }
+    claim_scan_end(&scan);
+}
+
+// Under the slot lock: reads the slot again, records expired holders as timed out, inserts the
 // claim. False when the slot turns out to be held after all.
 bool take_locked_slot(ClaimsTable *table, const ClaimRequest &request, int32 slot,
                       int64 *claim_id) {
     for (int attempt = 0; attempt < kMaxRetries; ++attempt) {
         const TimestampTz now = GetCurrentTimestamp();
-        ItemPointerData expired[kMaxRowsPerSlot];
-        int expired_count = 0;
-        bool held = false;
-        SlotScan scan;
-        ClaimRow row;
-        slot_scan_begin(table, &scan, request.name, slot, slot + 1);
-        while (!held && slot_scan_next(table, &scan, &row)) {
-            const core::Occupancy occ = occupancy(row, now);
-            if (occ == core::Occupancy::kHeld || expired_count == kMaxRowsPerSlot)
-                held = true;
-            else if (occ == core::Occupancy::kExpired)
-                expired[expired_count++] = row.tid;
-        }
-        slot_scan_end(&scan);
-        if (held) return false;
+        SlotView view;
+        read_slot(table, request, slot, now, &view);
+        if (view.held) return false;
+        Reap outcome = Reap::kVacant;
+        for (int i = 0; i < view.expired_count && outcome == Reap::kVacant; ++i)
+            outcome = reap(table, view.expired[i], now);
+        if (outcome == Reap::kHeld) return false;
+        if (outcome == Reap::kChanged) continue;
 
-        bool changed_meanwhile = false;
-        for (int i = 0; i < expired_count && !changed_meanwhile; ++i) {
-            ClaimRow locked;
-            // Never wait: whoever holds this row lock (a fence, a late release) keeps the slot.
-            const TM_Result result =
-                claims_lock(table, &expired[i], LockTupleExclusive, LockWaitSkip, &locked);
-            if (result == TM_Updated || result == TM_Deleted) {
-                changed_meanwhile = true;
-            } else if (result != TM_Ok) {
-                return false;
-            } else if (!locked.ended) {
-                if (locked.expires_at > now) return false;  // renewed just before we locked it
-                claims_end(table, locked.expires_at, Outcome::kTimedOut);
-            }
-        }
-        if (changed_meanwhile) continue;  // read the slot again
-
-        const TimestampTz granted = GetCurrentTimestamp();
         NewClaim claim{};
-        // The id is drawn inside the slot lock, so ids grow in the order claims are granted.
+        // The id is drawn inside the slot lock, so ids grow in the order claims are granted;
+        // the grant time is taken after it, so claim times follow ids too.
         claim.id = claims_next_id(table);
         claim.name = request.name;
         claim.slot = slot;
         claim.slots = request.slots;
-        claim.claimed_at = granted;
+        claim.claimed_at = GetCurrentTimestamp();
         claim.lease_micros = request.lease_micros;
+        const TimestampTz granted = claim.claimed_at;
         claim.expires_at = cpp_call([&] { return core::lease_end(granted, request.lease_micros); });
         claims_insert(table, &claim);
         *claim_id = claim.id;
@@ -110,40 +161,32 @@ bool take_locked_slot(ClaimsTable *table, const ClaimRequest &request, int32 slo
 }
 
 bool try_take_slot(ClaimsTable *table, const ClaimRequest &request, int32 slot, int64 *claim_id) {
-    LOCKTAG tag;
-    slot_locktag(&tag, request.name, slot);
-    (void)LockAcquire(&tag, ExclusiveLock, false, false);
-    const bool taken = take_locked_slot(table, request, slot, claim_id);
-    // Released now rather than at commit: the row we inserted speaks for the slot from here on.
-    (void)LockRelease(&tag, ExclusiveLock, false);
+    bool taken = false;
+    under_slot_lock(request.name, slot,
+                    [&] { taken = take_locked_slot(table, request, slot, claim_id); });
     return taken;
 }
 
 bool looks_free(ClaimsTable *table, const ClaimRequest &request, int32 slot, TimestampTz now) {
-    SlotScan scan;
-    ClaimRow row;
-    bool held = false;
-    slot_scan_begin(table, &scan, request.name, slot, slot + 1);
-    while (!held && slot_scan_next(table, &scan, &row))
-        held = occupancy(row, now) == core::Occupancy::kHeld;
-    slot_scan_end(&scan);
-    return !held;
+    SlotView view;
+    read_slot(table, request, slot, now, &view);
+    return !view.held;
 }
 
 // The lowest slot in [first, request.slots) that no row holds, or -1.
 int32 lowest_free_slot(ClaimsTable *table, const ClaimRequest &request, int32 first,
                        TimestampTz now) {
     core::LowestFreeSlot finder(request.slots, first);
-    SlotScan scan;
+    ClaimScan scan;
     ClaimRow row;
     int32 answer = -1;
     slot_scan_begin(table, &scan, request.name, first, request.slots);
-    while (answer < 0 && slot_scan_next(table, &scan, &row)) {
+    while (answer < 0 && claim_scan_next(table, &scan, &row)) {
         const bool held = occupancy(row, now) == core::Occupancy::kHeld;
         const std::optional<int32> found = cpp_call([&] { return finder.observe(row.slot, held); });
         if (found.has_value()) answer = *found;
     }
-    slot_scan_end(&scan);
+    claim_scan_end(&scan);
     if (answer < 0) {
         const std::optional<int32> found = cpp_call([&] { return finder.finish(); });
         if (found.has_value()) answer = *found;
@@ -175,109 +218,96 @@ int64 claim_in(ClaimsTable *table, const ClaimRequest &request, TimestampTz now)
 
 // ---- acting on one claim ---------------------------------------------------------------------
 
-enum class Found : unsigned char { kNone, kEnded, kNotCommitted, kExpired, kLive };
-
-Found state_of(const ClaimRow &row, TimestampTz now) {
-    if (row.ended) return Found::kEnded;
-    if (row.insert_in_progress) return Found::kNotCommitted;
-    return row.expires_at > now ? Found::kLive : Found::kExpired;
-}
-
-// Records an expired claim as timed out if nobody holds its row; never waits.
-void record_timeout(ClaimsTable *table, const ClaimRow &row) {
-    ClaimRow locked;
-    if (claims_lock(table, const_cast<ItemPointer>(&row.tid), LockTupleExclusive, LockWaitSkip,
-                    &locked) != TM_Ok)
-        return;
-    if (!locked.ended && locked.expires_at <= GetCurrentTimestamp())
-        claims_end(table, locked.expires_at, Outcome::kTimedOut);
-}
-
 // Locks a live claim's row, waiting for whoever holds it -- unless its lease has run out
 // meanwhile: then the holder may be a claimer reaping it inside a long transaction, and there is
-// nothing to wait for. Returns TM_WouldBlock in that case.
+// nothing to wait for. Returns TM_WouldBlock in that case. (A renewal in flight counts with its
+// new expiry: claims_find folded it into row.expires_at.)
 TM_Result lock_live(ClaimsTable *table, const ClaimRow &row, LockTupleMode mode, ClaimRow *locked) {
-    auto *tid = const_cast<ItemPointer>(&row.tid);
-    const TM_Result first = claims_lock(table, tid, mode, LockWaitSkip, locked);
+    const TM_Result first = claims_lock(table, row.tid, mode, LockWaitSkip, locked);
     if (first != TM_WouldBlock) return first;
     if (row.expires_at <= GetCurrentTimestamp()) return TM_WouldBlock;
-    return claims_lock(table, tid, mode, LockWaitBlock, locked);
+    return claims_lock(table, row.tid, mode, LockWaitBlock, locked);
 }
 
 enum class Act : unsigned char { kRelease, kRenew, kFence };
 
 struct ActResult {
-    bool done;     // released / renewed / fenced
-    Found found;   // what stood in the way otherwise
-    ClaimRow row;  // the row as last seen
+    bool done;                 // released / renewed / fenced
+    bool found;                // the claim exists
+    core::ClaimStatus status;  // what stood in the way otherwise
+    ClaimRow row;              // the row as last seen
 };
 
-// A release that is a transaction of its own commits without waiting for its WAL flush, so the
-// slot is free a flush sooner. This cannot let a second holder in after a crash: the next claim
-// of the slot commits synchronously, and flushing its commit record flushes every earlier record,
-// this release's included. A crash before that only leaves the claim held until its lease ends.
-// Inside a larger transaction the caller's own durability settings stand.
-void commit_release_without_waiting_if_alone(bool alone) {
-    if (!alone) return;
-    (void)set_config_option("synchronous_commit", "off", PGC_USERSET, PGC_S_SESSION,
-                            GUC_ACTION_LOCAL, true, 0, false);
+// Records the timeout of an expired claim on the way out of a release or renewal (not a fence:
+// it is about to raise an error that would roll the record back).
+void record_timeout(ClaimsTable *table, const ClaimRow &row, Act act) {
+    if (act == Act::kFence) return;
+    before_losable_write();
+    (void)reap(table, row.tid, GetCurrentTimestamp());
+    after_losable_write();
+}
+
+void apply(ClaimsTable *table, Act act, const ClaimRow &locked, TimestampTz now, bool has_lease,
+           int64 lease_micros) {
+    switch (act) {
+        case Act::kRelease:
+            before_losable_write();
+            claims_end(table, now, Outcome::kReleased);
+            after_losable_write();
+            break;
+        case Act::kRenew: {
+            const int64 lease = has_lease ? lease_micros : locked.lease_micros;
+            const TimestampTz expires = cpp_call([&] { return core::lease_end(now, lease); });
+            require_durable_commit();  // a renewal lost in a crash would shorten a lease in use
+            // The renewed row may not fit its page and get a new index entry: claimers of the
+            // slot must not read the slot halfway through that.
+            under_slot_lock(claims_locked_name(table), locked.slot,
+                            [&] { claims_extend(table, expires); });
+            break;
+        }
+        case Act::kFence:
+            break;  // the share lock is the fence
+    }
 }
 
 ActResult act_on_claim(const char *function, int64 id, Act act, bool has_lease,
                        int64 lease_micros) {
     require_writable(function);
-    // Decided before this call writes anything: no earlier write, and nothing after this statement.
-    const bool alone =
-        transaction_ends_with_statement() && !TransactionIdIsValid(GetTopTransactionIdIfAny());
     ClaimsTable table;
     claims_open(&table, RowExclusiveLock);
-    ActResult out{false, Found::kNone, {}};
+    ActResult out{false, false, core::ClaimStatus::kEnded, {}};
     for (int attempt = 0;; ++attempt) {
         if (attempt == kMaxRetries)
             ereport(ERROR,
                     (errcode(ERRCODE_INTERNAL_ERROR),
                      errmsg("%s: claim %lld kept changing", function, static_cast<long long>(id))));
         ClaimRow row;
-        if (!claims_find(&table, id, &row)) break;
+        out.found = claims_find(&table, id, &row);
+        if (!out.found) break;
         out.row = row;
         require_may_act(function, row);
-        out.found = state_of(row, GetCurrentTimestamp());
-        if (out.found == Found::kExpired) record_timeout(&table, row);
-        if (out.found != Found::kLive) break;
+        out.status = status(row, GetCurrentTimestamp());
+        if (out.status == core::ClaimStatus::kExpired) record_timeout(&table, row, act);
+        if (out.status != core::ClaimStatus::kLive) break;
 
         ClaimRow locked;
         const TM_Result result = lock_live(
             &table, row, act == Act::kFence ? LockTupleShare : LockTupleExclusive, &locked);
         if (result == TM_Updated || result == TM_Deleted) continue;  // read it again
         if (result == TM_WouldBlock) {
-            out.found = Found::kExpired;
+            out.status = core::ClaimStatus::kExpired;
             break;
         }
         if (result != TM_Ok) {
-            out.found = Found::kNotCommitted;
+            out.status = core::ClaimStatus::kUncommitted;
             break;
         }
         const TimestampTz now = GetCurrentTimestamp();
         out.row = locked;
-        out.found = state_of(locked, now);
-        if (out.found == Found::kExpired && act != Act::kFence)
-            claims_end(&table, locked.expires_at, Outcome::kTimedOut);
-        if (out.found != Found::kLive) break;
-
-        switch (act) {
-            case Act::kRelease:
-                claims_end(&table, now, Outcome::kReleased);
-                commit_release_without_waiting_if_alone(alone);
-                break;
-            case Act::kRenew: {
-                const int64 lease = has_lease ? lease_micros : locked.lease_micros;
-                claims_extend(&table, cpp_call([&] { return core::lease_end(now, lease); }));
-                ForceSyncCommit();  // a renewal lost in a crash would shorten a lease in use
-                break;
-            }
-            case Act::kFence:
-                break;  // the share lock is the fence
-        }
+        out.status = status(locked, now);
+        if (out.status == core::ClaimStatus::kExpired) record_timeout(&table, locked, act);
+        if (out.status != core::ClaimStatus::kLive) break;
+        apply(&table, act, locked, now, has_lease, lease_micros);
         out.done = true;
         break;
     }
@@ -293,9 +323,8 @@ int64 semaphore_claim(const ClaimRequest &request) {
     ClaimsTable table;
     claims_open(&table, RowExclusiveLock);
     const int64 id = claim_in(&table, request, now);
-    // A claim lost in a crash after its holder saw it commit would let a second holder in: the
-    // commit must be durable even where the session runs with synchronous_commit = off.
-    if (id != 0) ForceSyncCommit();
+    // A claim lost in a crash after its holder saw it commit would let a second holder in.
+    if (id != 0) require_durable_commit();
     prune_history_sometimes(&table, now);
     claims_close(&table);
     return id;
@@ -315,10 +344,10 @@ bool semaphore_held(int64 id) {
     ClaimRow row;
     bool held = false;
     if (claims_find(&table, id, &row)) {
-        const Found found = state_of(row, GetCurrentTimestamp());
+        const core::ClaimStatus found = status(row, GetCurrentTimestamp());
         // An uncommitted claim of another transaction holds its slot already.
-        held = found == Found::kLive ||
-               (found == Found::kNotCommitted && row.expires_at > GetCurrentTimestamp());
+        held = found == core::ClaimStatus::kLive ||
+               (found == core::ClaimStatus::kUncommitted && row.expires_at > GetCurrentTimestamp());
     }
     claims_close(&table);
     return held;
@@ -331,12 +360,11 @@ void semaphore_fence(int64 id) {
     const ActResult result = act_on_claim("sem_fence()", id, Act::kFence, false, 0);
     if (result.done) return;
     const long long shown = static_cast<long long>(id);
-    switch (result.found) {
-        case Found::kNone:
-            ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT),
-                            errmsg("sem_fence(): there is no claim %lld", shown)));
-            break;
-        case Found::kEnded:
+    if (!result.found)
+        ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT),
+                        errmsg("sem_fence(): there is no claim %lld", shown)));
+    switch (result.status) {
+        case core::ClaimStatus::kEnded:
             ereport(ERROR,
                     (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
                      errmsg("sem_fence(): claim %lld is not held", shown),
@@ -345,7 +373,7 @@ void semaphore_fence(int64 id) {
                                          : errdetail("Its lease ran out at %s.",
                                                      timestamptz_to_str(result.row.ended_at))));
             break;
-        case Found::kExpired:
+        case core::ClaimStatus::kExpired:
             ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
                             errmsg("sem_fence(): claim %lld is not held", shown),
                             errdetail("Its lease ran out at %s.",

@@ -153,5 +153,26 @@ is(query("SELECT sem_held($async_claim)"), 't',
 is(query("SELECT sem_held($first)::text || sem_held($second)::text"), 'falsetrue',
 	'after the crash the slot belongs to the second holder only: the release survived too');
 
+# A transaction that writes anything besides releases keeps its own durability: a release in
+# the same statement as the write, or before it in the same transaction, changes nothing. Each
+# case is the last commit before a crash, so that nothing else flushes it.
+query('CREATE TABLE audit (note text, released boolean)');
+my %together = (
+	'same statement' => q{INSERT INTO audit VALUES ('same statement', sem_release(%d))},
+	'same transaction' =>
+	  q{BEGIN; SELECT sem_release(%d); INSERT INTO audit VALUES ('same transaction', true); COMMIT;},
+	'cte' => q{WITH r AS (SELECT sem_release(%d) AS ok) INSERT INTO audit SELECT 'cte', ok FROM r},
+	'update' => q{UPDATE audit SET released = sem_release(%d) WHERE note = 'same statement'});
+for my $case (sort keys %together) {
+	my $claim = query(q{SELECT sem_claim('crash-audit', 4, '1 hour')});
+	query(sprintf($together{$case}, $claim));
+	$node->stop('immediate');
+	$node->start;
+	is(query("SELECT sem_held($claim)"), 'f', "$case: the release survived the crash");
+	my $note = $case eq 'update' ? 'same statement' : $case;
+	is(query("SELECT count(*) FROM audit WHERE note = '$note' AND released"),
+		'1', "$case: so did the write that came with it");
+}
+
 $node->stop;
 done_testing();

@@ -40,6 +40,22 @@ TEST(Classify, RowsOfOpenTransactionsAreHeldEvenWhenExpired) {
     EXPECT_EQ(classify(row(false, kNow - 1, false, true), kNow), Occupancy::kHeld);
 }
 
+TEST(StatusOf, EndedBeforeAnythingElse) {
+    EXPECT_EQ(status_of(row(true, kNow + 10, true, true), kNow), ClaimStatus::kEnded);
+}
+
+TEST(StatusOf, UncommittedClaimsAreNeitherLiveNorExpired) {
+    EXPECT_EQ(status_of(row(false, kNow + 10, true), kNow), ClaimStatus::kUncommitted);
+    EXPECT_EQ(status_of(row(false, kNow - 10, true), kNow), ClaimStatus::kUncommitted);
+}
+
+TEST(StatusOf, LeaseDecidesTheRest) {
+    EXPECT_EQ(status_of(row(false, kNow + 1), kNow), ClaimStatus::kLive);
+    EXPECT_EQ(status_of(row(false, kNow), kNow), ClaimStatus::kExpired);
+    // A change in progress (a renewal, a release) does not change what the claim is yet.
+    EXPECT_EQ(status_of(row(false, kNow + 1, false, true), kNow), ClaimStatus::kLive);
+}
+
 // Feeds rows (slot, held) in order and returns the answer.
 int lowest(int n, const std::vector<std::pair<int, bool>> &rows, int first = 0) {
     LowestFreeSlot finder(n, first);

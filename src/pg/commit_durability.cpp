@@ -1,0 +1,63 @@
+#include "pg/commit_durability.hpp"
+
+#include "pg/postgres_api.hpp"
+
+namespace pgsem {
+
+namespace {
+
+enum class Writes : unsigned char { kNone, kOnlyLosable, kOther };
+
+// What the current transaction has written, as far as pgsem can tell.
+Writes writes = Writes::kNone;
+// XactLastRecEnd after the last losable write: if it has not moved by commit time, nothing was
+// written since.
+XLogRecPtr losable_end = InvalidXLogRecPtr;
+
+void set_synchronous_commit_for_transaction(const char *value) {
+    (void)set_config_option("synchronous_commit", value, PGC_USERSET, PGC_S_SESSION,
+                            GUC_ACTION_LOCAL, true, 0, false);
+}
+
+void on_transaction_event(XactEvent event, void * /*arg*/) {
+    switch (event) {
+        case XACT_EVENT_PRE_COMMIT:
+            if (writes == Writes::kOnlyLosable && XactLastRecEnd == losable_end)
+                set_synchronous_commit_for_transaction("off");
+            break;
+        case XACT_EVENT_COMMIT:
+        case XACT_EVENT_ABORT:
+        case XACT_EVENT_PREPARE:
+        case XACT_EVENT_PARALLEL_COMMIT:
+        case XACT_EVENT_PARALLEL_ABORT:
+            writes = Writes::kNone;
+            break;
+        default:
+            break;
+    }
+}
+
+}  // namespace
+
+void install_commit_durability_callback() {
+    RegisterXactCallback(on_transaction_event, nullptr);
+}
+
+void before_losable_write() {
+    if (writes == Writes::kOther) return;
+    if (!TransactionIdIsValid(GetTopTransactionIdIfAny()))
+        writes = Writes::kOnlyLosable;  // nothing written yet: no xid
+    else if (writes != Writes::kOnlyLosable || XactLastRecEnd != losable_end)
+        writes = Writes::kOther;  // something else was written before
+}
+
+void after_losable_write() {
+    if (writes == Writes::kOnlyLosable) losable_end = XactLastRecEnd;
+}
+
+void require_durable_commit() {
+    writes = Writes::kOther;
+    if (synchronous_commit < SYNCHRONOUS_COMMIT_ON) set_synchronous_commit_for_transaction("on");
+}
+
+}  // namespace pgsem
