@@ -214,12 +214,19 @@ void slot_scan_begin(ClaimsTable *table, ClaimScan *scan, text *name, int32 firs
     index_rescan(scan->scan, scan->keys, 3, nullptr, 0);
 }
 
-void id_scan_begin(ClaimsTable *table, ClaimScan *scan, int64 first_id) {
+namespace {
+void pkey_scan_begin(ClaimsTable *table, ClaimScan *scan, StrategyNumber strategy, RegProcedure op,
+                     int64 id) {
     scan->index = index_open(table->pkey_index, AccessShareLock);
     InitDirtySnapshot(scan->dirty);
-    ScanKeyInit(&scan->keys[0], 1, BTGreaterEqualStrategyNumber, F_INT8GE, Int64GetDatum(first_id));
+    ScanKeyInit(&scan->keys[0], 1, strategy, op, Int64GetDatum(id));
     scan->scan = index_beginscan(table->rel, scan->index, &scan->dirty, 1, 0);
     index_rescan(scan->scan, scan->keys, 1, nullptr, 0);
+}
+}  // namespace
+
+void id_scan_begin(ClaimsTable *table, ClaimScan *scan, int64 first_id) {
+    pkey_scan_begin(table, scan, BTGreaterEqualStrategyNumber, F_INT8GE, first_id);
 }
 
 bool claim_scan_next(ClaimsTable *table, ClaimScan *scan, ClaimRow *row) {
@@ -250,8 +257,8 @@ bool find_once(ClaimsTable *table, int64 id, ClaimRow *row) {
     bool found = false;
     bool successor_unended = false;
     TimestampTz successor_expires_at = 0;
-    id_scan_begin(table, &scan, id);
-    while (claim_scan_next(table, &scan, &candidate) && candidate.id == id) {
+    pkey_scan_begin(table, &scan, BTEqualStrategyNumber, F_INT8EQ, id);
+    while (claim_scan_next(table, &scan, &candidate)) {
         if (candidate.insert_in_progress && !candidate.ended) {
             successor_unended = true;
             successor_expires_at = Max(successor_expires_at, candidate.expires_at);

@@ -94,7 +94,9 @@ Reap reap(ClaimsTable *table, ItemPointerData tid, TimestampTz now) {
             return Reap::kHeld;
     }
     if (locked.ended) return Reap::kVacant;
-    if (locked.expires_at > now) return Reap::kHeld;  // a renewal committed since the read
+    // TM_Ok locks the very version that was read (a newer one gives TM_Updated), so the lease is
+    // the one that ran out. Checked anyway: better a slot left alone than a live claim reaped.
+    if (locked.expires_at > now) return Reap::kHeld;
     claims_end(table, locked.expires_at, Outcome::kTimedOut);
     return Reap::kVacant;
 }
@@ -242,18 +244,14 @@ struct ActResult {
 // it is about to raise an error that would roll the record back).
 void record_timeout(ClaimsTable *table, const ClaimRow &row, Act act) {
     if (act == Act::kFence) return;
-    before_losable_write();
     (void)reap(table, row.tid, GetCurrentTimestamp());
-    after_losable_write();
 }
 
 void apply(ClaimsTable *table, Act act, const ClaimRow &locked, TimestampTz now, bool has_lease,
            int64 lease_micros) {
     switch (act) {
         case Act::kRelease:
-            before_losable_write();
             claims_end(table, now, Outcome::kReleased);
-            after_losable_write();
             break;
         case Act::kRenew: {
             const int64 lease = has_lease ? lease_micros : locked.lease_micros;
@@ -273,6 +271,11 @@ void apply(ClaimsTable *table, Act act, const ClaimRow &locked, TimestampTz now,
 ActResult act_on_claim(const char *function, int64 id, Act act, bool has_lease,
                        int64 lease_micros) {
     require_writable(function);
+    // Everything a release or renewal writes -- the row lock, the release, a timeout recorded
+    // on the way -- may be lost in a crash without harm; a renewal that succeeds says otherwise
+    // (require_durable_commit). A fence is a row lock the caller's own writes depend on.
+    const bool losable = act != Act::kFence;
+    if (losable) before_losable_write();
     ClaimsTable table;
     claims_open(&table, RowExclusiveLock);
     ActResult out{false, false, core::ClaimStatus::kEnded, {}};
@@ -312,6 +315,7 @@ ActResult act_on_claim(const char *function, int64 id, Act act, bool has_lease,
         break;
     }
     claims_close(&table);
+    if (losable) after_losable_write();
     return out;
 }
 
