@@ -19,8 +19,11 @@ ALL_SUITES=(lint unit regress isolation pgtap tap stress client)
 SUITES=("$@")
 [ ${#SUITES[@]} -eq 0 ] && SUITES=("${ALL_SUITES[@]}")
 
-TEST_PACKAGES=("${BUILD_PACKAGES[@]}" cmake libgtest-dev postgresql-15-pgtap libipc-run-perl
-               libtest-simple-perl python3 python3-psycopg2 nodejs clang-format clang-tidy)
+# Packages are installed without their recommendations, so pg_prove (recommended by the pgTAP
+# package) is named on its own.
+TEST_PACKAGES=("${BUILD_PACKAGES[@]}" cmake libgtest-dev postgresql-15-pgtap
+               libtap-parser-sourcehandler-pgtap-perl libipc-run-perl libtest-simple-perl
+               python3 python3-psycopg2 nodejs clang-format clang-tidy)
 
 RESULTS=$(mktemp /tmp/pgsem-results.XXXXXX)
 SCRATCH=$(mktemp -d /tmp/pgsem-tests.XXXXXX)
