@@ -19,8 +19,13 @@ as_root() {
 
 # Runs a command as the user the server runs as: $PGSEM_OS_USER when we are root, else ourselves.
 as_pg_user() {
-    if [ "$(id -u)" -eq 0 ]; then runuser -u "$PGSEM_OS_USER" -- "$@"
-    else "$@"
+    if [ "$(id -u)" -ne 0 ]; then
+        "$@"
+    elif runuser -u "$PGSEM_OS_USER" -- test -x "$PWD" 2>/dev/null; then
+        runuser -u "$PGSEM_OS_USER" -- "$@"
+    else
+        # initdb and pg_ctl fail in a directory their user cannot enter (a clone under /root).
+        (cd / && runuser -u "$PGSEM_OS_USER" -- "$@")
     fi
 }
 
