@@ -119,7 +119,6 @@ void read_row(ClaimsTable *table, const SnapshotData *dirty, ClaimRow *row) {
     row->holder_role = DatumGetObjectId(slot->tts_values[kColHolderRole - 1]);
     row->insert_in_progress = dirty != nullptr && TransactionIdIsValid(dirty->xmin);
     row->change_in_progress = dirty != nullptr && TransactionIdIsValid(dirty->xmax);
-    row->renewal_in_progress = false;
 }
 
 void ensure_writer(ClaimsTable *table) {
@@ -269,8 +268,8 @@ bool find_once(ClaimsTable *table, int64 id, ClaimRow *row) {
     claim_scan_end(&scan);
     // A renewal in flight: the claim is live until at least the later expiry, and acting on it
     // means waiting for the renewer, not calling it timed out.
-    row->renewal_in_progress = found && row->change_in_progress && successor_unended;
-    if (row->renewal_in_progress) row->expires_at = Max(row->expires_at, successor_expires_at);
+    if (found && row->change_in_progress && successor_unended)
+        row->expires_at = Max(row->expires_at, successor_expires_at);
     return found;
 }
 

@@ -42,10 +42,10 @@ struct ClaimRow {
     TimestampTz ended_at;  // valid when ended
     bool released;         // when ended: released by its holder (else timed out)
     Oid holder_role;
-    bool insert_in_progress;   // inserted by another, still open, transaction
-    bool change_in_progress;   // updated or deleted by another, still open, transaction
-    bool renewal_in_progress;  // claims_find only: that change keeps the claim unended; then
-                               // expires_at is the later of the two versions' expiries
+    bool insert_in_progress;  // inserted by another, still open, transaction
+    bool change_in_progress;  // updated or deleted by another, still open, transaction; when
+                              // claims_find sees that change keep the claim unended (a renewal),
+                              // expires_at is the later of the two versions' expiries
 };
 
 struct NewClaim {

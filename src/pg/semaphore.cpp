@@ -348,10 +348,11 @@ bool semaphore_held(int64 id) {
     ClaimRow row;
     bool held = false;
     if (claims_find(&table, id, &row)) {
-        const core::ClaimStatus found = status(row, GetCurrentTimestamp());
+        const TimestampTz now = GetCurrentTimestamp();
+        const core::ClaimStatus found = status(row, now);
         // An uncommitted claim of another transaction holds its slot already.
         held = found == core::ClaimStatus::kLive ||
-               (found == core::ClaimStatus::kUncommitted && row.expires_at > GetCurrentTimestamp());
+               (found == core::ClaimStatus::kUncommitted && row.expires_at > now);
     }
     claims_close(&table);
     return held;
