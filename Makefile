@@ -10,13 +10,19 @@ CORE_SRCS = $(wildcard src/core/*.cpp)
 GLUE_SRCS = $(wildcard src/pg/*.cpp)
 OBJS = $(CORE_SRCS:.cpp=.o) $(GLUE_SRCS:.cpp=.o)
 
-# pg_regress cases: sql/<name>.sql with expected/<name>.out, run in name order.
+# Tests: `make installcheck` runs, against the installed extension, the pg_regress cases
+# (sql/<name>.sql with expected/<name>.out) and the isolation specs on the server the PG*
+# variables name, then the TAP scripts, which start servers of their own. Variables on the
+# command line select: `make installcheck ISOLATION= TAP_TESTS=` runs the regress cases alone.
+# test/run-all.sh runs every suite this way (see CONTRIBUTING.md).
 REGRESS = $(sort $(basename $(notdir $(wildcard sql/*.sql))))
 REGRESS_OPTS = --load-extension=pgsem
 # isolationtester specs keep their expected output apart from pg_regress's.
 ISOLATION = $(sort $(basename $(notdir $(wildcard test/isolation/specs/*.spec))))
 ISOLATION_OPTS = --load-extension=pgsem --inputdir=test/isolation \
                  --outputdir=test/isolation/output
+TAP_TESTS = 1
+PROVE_TESTS = $(sort $(wildcard test/tap/*.pl))
 
 # Debian's server headers need C++17 without `register` warnings; PGXS links with the C
 # compiler, so the C++ runtime is named explicitly. WERROR=-Werror makes warnings fatal (tests do).

@@ -4,8 +4,8 @@
 #   bash test/run-all.sh            # everything (installs Debian packages it lacks, via sudo)
 #   bash test/run-all.sh regress    # only the named suites
 #
-# Suites: lint unit regress isolation pgtap tap stress client. Each counts its own tests; a suite
-# that cannot run counts as one failure. Servers run as an unprivileged user: $PGSEM_OS_USER
+# Suites: lint unit regress isolation pgtap tap stress client harness. Each counts its own tests
+# (the rules are in test/lib/counting.sh); a suite that cannot run counts as one failure. Servers run as an unprivileged user: $PGSEM_OS_USER
 # when this script runs as root, otherwise the invoking user.
 set -uo pipefail
 
@@ -15,7 +15,7 @@ source "$PGSEM_ROOT/scripts/lib/common.sh"
 # shellcheck source=../scripts/lib/cluster.sh
 source "$PGSEM_ROOT/scripts/lib/cluster.sh" 2>/dev/null || true
 
-ALL_SUITES=(lint unit regress isolation pgtap tap stress client)
+ALL_SUITES=(lint unit regress isolation pgtap tap stress client harness)
 SUITES=("$@")
 [ ${#SUITES[@]} -eq 0 ] && SUITES=("${ALL_SUITES[@]}")
 
@@ -68,13 +68,15 @@ PGXS_DIR=$(dirname "$(dirname "$(dirname "$("$PG_CONFIG" --pgxs)")")")
 export PGXS_DIR
 build_and_install
 
-for suite_file in "$PGSEM_ROOT"/test/suites/*.sh; do
+for suite_file in "$PGSEM_ROOT"/test/lib/*.sh "$PGSEM_ROOT"/test/suites/*.sh; do
     # shellcheck disable=SC1090
     source "$suite_file"
 done
 
 needs_server() {
-    case " ${SUITES[*]} " in *" regress "*|*" isolation "*|*" pgtap "*|*" stress "*|*" client "*) return 0 ;; esac
+    case " ${SUITES[*]} " in
+        *" regress "*|*" isolation "*|*" pgtap "*|*" stress "*|*" client "*|*" harness "*) return 0 ;;
+    esac
     return 1
 }
 if needs_server; then

@@ -11,14 +11,7 @@ suite_client() {
     local out="$SCRATCH/client" db=pgsem_client
     local passed=0 failed=0
     mkdir -p "$out"
-    if ! psql -X -q -v ON_ERROR_STOP=1 -d postgres \
-            -c "SET client_min_messages = warning" \
-            -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db" ||
-       ! psql -X -q -v ON_ERROR_STOP=1 -d "$db" -c "CREATE EXTENSION pgsem"; then
-        echo "FAILED: could not create database $db with extension pgsem"
-        record_suite client 0 1
-        return
-    fi
+    create_test_database "$db" || { record_suite client 0 1; return; }
 
     # Python: the first python3 that has psycopg2 (Debian's python3-psycopg2 is for /usr/bin).
     local python="" candidate

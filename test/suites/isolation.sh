@@ -1,16 +1,15 @@
-# isolationtester: races and waits, test/isolation/specs/*.spec against test/isolation/expected.
+# isolationtester: races and waits, test/isolation/specs/*.spec against test/isolation/expected,
+# run by `make installcheck` (the Makefile lists the specs) in database isolation_regression. Each
+# spec counts one.
 suite_isolation() {
-    local out="$SCRATCH/isolation"
-    mkdir -p "$out"
-    local specs
-    specs=$(cd "$PGSEM_ROOT/test/isolation/specs" && ls *.spec | sed 's/\.spec$//' | sort)
-    # shellcheck disable=SC2086
-    PGISOLATIONTIMEOUT=120 "$PGXS_DIR/src/test/isolation/pg_isolation_regress" \
-        --inputdir="$PGSEM_ROOT/test/isolation" --outputdir="$out" --bindir="$PG_BINDIR" \
-        --host="$PGHOST" --port="$PGPORT" --user=postgres --dbname=pgsem_isolation \
-        --load-extension=pgsem $specs >"$out/summary.log" 2>&1
-    cat "$out/summary.log"
-    [ -f "$out/regression.diffs" ] && cat "$out/regression.diffs"
-    record_suite isolation "$(grep -cE '^(test|ok) .* \.\.\. ok' "$out/summary.log")" \
-        "$(grep -cE '\.\.\. FAILED' "$out/summary.log")"
+    local log="$SCRATCH/isolation.log" expected status counts
+    expected=$(find "$PGSEM_ROOT/test/isolation/specs" -maxdepth 1 -name '*.spec' | wc -l)
+    PGISOLATIONTIMEOUT=120 make -C "$PGSEM_ROOT" -s --no-print-directory PG_CONFIG="$PG_CONFIG" \
+        installcheck REGRESS= TAP_TESTS= >"$log" 2>&1
+    status=$?
+    cat "$log"
+    local diffs="$PGSEM_ROOT/test/isolation/output/regression.diffs"
+    [ -f "$diffs" ] && cat "$diffs"
+    counts=$(count_pg_regress "$log" "$expected" "$status")
+    record_suite isolation $counts
 }

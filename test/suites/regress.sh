@@ -1,16 +1,14 @@
-# pg_regress: every sql/<name>.sql against expected/<name>.out. Sourced by test/run-all.sh with a
-# running cluster; records its counts with record_suite.
+# pg_regress: every sql/<name>.sql against expected/<name>.out, run by `make installcheck` (the
+# PGXS target; the Makefile lists the cases) against the running cluster, in database
+# pgsem_regress. Each case counts one.
 suite_regress() {
-    local out="$SCRATCH/regress"
-    mkdir -p "$out"
-    local tests
-    tests=$(cd "$PGSEM_ROOT/sql" && ls *.sql | sed 's/\.sql$//' | sort)
-    # shellcheck disable=SC2086
-    "$PGXS_DIR/src/test/regress/pg_regress" --inputdir="$PGSEM_ROOT" --outputdir="$out" \
-        --bindir="$PG_BINDIR" --host="$PGHOST" --port="$PGPORT" --user=postgres \
-        --dbname=pgsem_regress --load-extension=pgsem $tests >"$out/summary.log" 2>&1
-    cat "$out/summary.log"
-    [ -f "$out/regression.diffs" ] && cat "$out/regression.diffs"
-    record_suite regress "$(grep -cE '^(test|ok) .* \.\.\. ok' "$out/summary.log")" \
-        "$(grep -cE '\.\.\. FAILED' "$out/summary.log")"
+    local log="$SCRATCH/regress.log" expected status counts
+    expected=$(find "$PGSEM_ROOT/sql" -maxdepth 1 -name '*.sql' | wc -l)
+    make -C "$PGSEM_ROOT" -s --no-print-directory PG_CONFIG="$PG_CONFIG" installcheck \
+        ISOLATION= TAP_TESTS= >"$log" 2>&1
+    status=$?
+    cat "$log"
+    [ -f "$PGSEM_ROOT/regression.diffs" ] && cat "$PGSEM_ROOT/regression.diffs"
+    counts=$(count_pg_regress "$log" "$expected" "$status")
+    record_suite regress $counts
 }

@@ -20,10 +20,7 @@ suite_stress() {
         failed=$((failed + 1))
     fi
 
-    if ! "$PG_BINDIR/psql" -X -q -v ON_ERROR_STOP=1 -d postgres -c 'SET client_min_messages = warning' \
-            -c 'DROP DATABASE IF EXISTS pgsem_stress' -c 'CREATE DATABASE pgsem_stress' ||
-       ! "$PG_BINDIR/psql" -X -q -v ON_ERROR_STOP=1 -d pgsem_stress -c 'CREATE EXTENSION pgsem'; then
-        echo "FAILED: could not create database pgsem_stress"
+    if ! create_test_database pgsem_stress; then
         record_suite stress "$passed" $((failed + 1))
         return
     fi
@@ -31,7 +28,9 @@ suite_stress() {
     local log_start=0
     [ -f "$CLUSTER_DIR/server.log" ] && log_start=$(stat -c %s "$CLUSTER_DIR/server.log")
     local rc=0
-    timeout 240 "$bin" --conninfo "dbname=pgsem_stress" 2>&1 | tee "$out/stress.log"
+    # STRESS_ARGS (e.g. "--clients 4 --cycles 20") changes the run's size.
+    # shellcheck disable=SC2086
+    timeout 240 "$bin" --conninfo "dbname=pgsem_stress" ${STRESS_ARGS:-} 2>&1 | tee "$out/stress.log"
     rc=${PIPESTATUS[0]}
     local line p f
     line=$(grep -E '^stress: [0-9]+ checks passed, [0-9]+ failed$' "$out/stress.log" | tail -n 1)
@@ -62,6 +61,6 @@ suite_stress() {
         fi
     fi
 
-    "$PG_BINDIR/psql" -X -q -d postgres -c 'DROP DATABASE IF EXISTS pgsem_stress' >/dev/null 2>&1
+    drop_test_database pgsem_stress
     record_suite stress "$passed" "$failed"
 }

@@ -1,56 +1,37 @@
-# TAP: test/tap/*.pl with prove and PostgreSQL::Test::Cluster (the Perl modules of
-# postgresql-server-dev-15). Each script makes its own clusters -- primary and standby, crash and
-# restart, pgbouncer in front -- so this suite needs no running server. Sourced by
-# test/run-all.sh; records its counts with record_suite, one per assertion: "ok" lines pass,
-# "not ok" lines fail, and a script that dies or breaks its plan counts one failure more.
+# TAP: test/tap/*.pl, run by `make installcheck` (PGXS runs prove with PostgreSQL::Test::Cluster
+# from postgresql-server-dev-15). Each script makes its own clusters -- primary and standby,
+# crash and restart, pgbouncer in front -- so this suite needs no running server. The scripts
+# run initdb, which refuses root, so the suite runs them as the server's user in a copy of the
+# tree that user can write. Each assertion counts one (see count_tap_harness).
 suite_tap() {
     ensure_pg_user
     # pgbouncer is optional: 004_pgbouncer.pl skips itself without it.
     (install_packages pgbouncer) >/dev/null 2>&1 || echo "   (could not install pgbouncer: 004 skips)"
 
-    local dir="$SCRATCH/tap"
-    rm -rf "$dir"
-    mkdir -p "$dir"
-    cp "$PGSEM_ROOT"/test/tap/*.pl "$dir"/ 2>/dev/null
-    [ "$(id -u)" -eq 0 ] && chown -R "$PGSEM_OS_USER" "$dir"
-
-    local pgxs_dir=${PGXS_DIR:-$(dirname "$(dirname "$(dirname "$("$PG_CONFIG" --pgxs)")")")}
-    local bindir
-    bindir=$("$PG_CONFIG" --bindir)
-    # Utils.pm writes tmp_check (logs, data directories, port locks) under $TESTDIR; Cluster.pm
-    # runs initdb, pg_ctl, psql and pg_config from PATH and pg_regress from $PG_REGRESS.
-    local env=(env -u PGHOST -u PGPORT -u PGUSER -u PGDATABASE
-               "PATH=$bindir:/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin"
-               "PERL5LIB=$pgxs_dir/src/test/perl${PERL5LIB:+:$PERL5LIB}"
-               "TESTDIR=$dir" "PG_REGRESS=$pgxs_dir/src/test/regress/pg_regress"
-               "PG_TEST_TIMEOUT_DEFAULT=${PG_TEST_TIMEOUT_DEFAULT:-60}" "LANG=C.UTF-8")
-
-    local passed=0 failed=0 script name log rc ok notok
-    for script in "$dir"/*.pl; do
-        [ -e "$script" ] || break
-        name=$(basename "$script" .pl)
-        log="$dir/$name.prove.log"
-        # Ten minutes at most per script: a hang must not hang the whole run.
-        (cd "$dir" && as_pg_user "${env[@]}" timeout 600 prove -v --timer "$name.pl") >"$log" 2>&1
-        rc=$?
-        # The "#" lines are mostly background psql chatter: shown only when the script failed,
-        # since its diagnostics are among them.
-        if [ "$rc" -eq 0 ]; then grep -v '^#' "$log"; else cat "$log"; fi
-        ok=$(grep -cE '^ok [0-9]+' "$log")
-        notok=$(grep -cE '^not ok [0-9]+' "$log")
-        passed=$((passed + ok))
-        failed=$((failed + notok))
-        if [ "$rc" -ne 0 ]; then
-            if [ "$notok" -eq 0 ]; then
-                echo "   $name.pl failed without a failing assertion (died, timed out or broke" \
-                     "its plan): counted as one failure"
-                failed=$((failed + 1))
-            fi
-            if [ -f "$dir/tmp_check/log/regress_log_$name" ]; then
-                echo "---- last 60 lines of tmp_check/log/regress_log_$name"
-                tail -n 60 "$dir/tmp_check/log/regress_log_$name"
-            fi
-        fi
-    done
-    record_suite tap "$passed" "$failed"
+    local tree="$SCRATCH/tap-tree" log="$SCRATCH/tap.log" scripts status counts
+    rm -rf "$tree"
+    copy_tree "$tree" || { record_suite tap 0 1; return; }
+    [ "$(id -u)" -eq 0 ] && chown -R "$PGSEM_OS_USER" "$tree"
+    scripts=$(find "$tree/test/tap" -maxdepth 1 -name '*.pl' | wc -l)
+    # The server's directories and the cluster modules come from pg_config; PG* variables of the
+    # suite's own cluster must not leak into the scripts' clusters.
+    as_pg_user env -u PGHOST -u PGPORT -u PGUSER -u PGDATABASE \
+        "PATH=$PG_BINDIR:/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin" \
+        "PG_TEST_TIMEOUT_DEFAULT=${PG_TEST_TIMEOUT_DEFAULT:-60}" LANG=C.UTF-8 \
+        timeout 1500 make -C "$tree" -s --no-print-directory PG_CONFIG="$PG_CONFIG" \
+        installcheck REGRESS= ISOLATION= PROVE_FLAGS='--verbose --timer' >"$log" 2>&1
+    status=$?
+    # The "#" lines are mostly background psql chatter: shown only when something failed, since
+    # the diagnostics are among them.
+    if [ "$status" -eq 0 ]; then grep -v '^#' "$log"; else cat "$log"; fi
+    counts=$(count_tap_harness "$log" "$scripts" "$status")
+    if [ "$status" -ne 0 ]; then
+        local f
+        for f in "$tree"/tmp_check/log/regress_log_*; do
+            [ -f "$f" ] || continue
+            echo "---- last 40 lines of ${f##*/}"
+            tail -n 40 "$f"
+        done
+    fi
+    record_suite tap $counts
 }

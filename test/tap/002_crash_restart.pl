@@ -135,21 +135,32 @@ cmp_ok($ckpt_after, '>', $pending_id, 'an id handed out before commit is not han
 $node->append_conf('postgresql.conf', 'wal_writer_delay = 10s');
 $node->restart;
 query('CREATE TABLE async_control (x int)');
+
+# crash_after_async_control: an ordinary asynchronous commit comes last, then an immediate stop
+# and a start. Whatever committed before it without a WAL flush is lost, as the control shows.
+sub crash_after_async_control {
+	my ($case) = @_;
+	query(q{SET synchronous_commit = off; INSERT INTO async_control VALUES (1);});
+	$node->stop('immediate');
+	$node->start;
+	is(query('SELECT count(*) FROM async_control'), '0',
+		"$case: control: an ordinary asynchronous commit was lost in the crash");
+}
+
+# A claim committed by a session with synchronous_commit = off is the last claim before the
+# crash: nothing but pgsem's own durable commit can have flushed it.
 my $async_claim = query(q{SET synchronous_commit = off; SELECT sem_claim('crash-async', 1, '1 hour');});
+crash_after_async_control('async claim');
+is(query("SELECT sem_held($async_claim)"), 't',
+	'a claim committed with synchronous_commit = off survives the crash');
+
 # The release below is a transaction of its own, which pgsem commits without waiting for the
 # flush; the claim after it, by another holder, commits synchronously and so flushes it too.
 my $first = query(q{SELECT sem_claim('crash-handover', 1, '1 hour')});
 is(query("SELECT sem_release($first)"), 't', 'the first holder releases');
 my $second = query(q{SET synchronous_commit = off; SELECT sem_claim('crash-handover', 1, '1 hour')});
 like($second, qr/^\d+$/, 'a second holder takes the slot');
-# Last before the crash, so that no synchronous commit flushes it.
-query(q{SET synchronous_commit = off; INSERT INTO async_control VALUES (1);});
-$node->stop('immediate');
-$node->start;
-is(query('SELECT count(*) FROM async_control'), '0',
-	'control: an ordinary asynchronous commit was lost in the crash');
-is(query("SELECT sem_held($async_claim)"), 't',
-	'a claim committed with synchronous_commit = off survives the crash');
+crash_after_async_control('handover');
 is(query("SELECT sem_held($first)::text || sem_held($second)::text"), 'falsetrue',
 	'after the crash the slot belongs to the second holder only: the release survived too');
 

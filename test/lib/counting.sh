@@ -1,0 +1,70 @@
+# How the suites turn a runner's output into "passed" and "failed" (sourced, not run).
+#
+# The rule for every suite: a count comes from the runner's per-test verdicts, never from a
+# pattern over its prose alone; a runner that exits non-zero with no failing test counted adds
+# one failure; tests the runner was given but never reported on count as failures; a suite that
+# ran no test at all counts as one failure (record_suite). test/suites/harness.sh plants a
+# failure for each suite and checks that it is counted.
+
+# count_pg_regress LOG EXPECTED STATUS: "PASSED FAILED" for a pg_regress or
+# pg_isolation_regress run of EXPECTED tests whose summary is in LOG and whose exit status was
+# STATUS.
+count_pg_regress() {
+    local log=$1 expected=$2 status=$3 ok failed reported
+    ok=$(grep -cE '^(test +| +)[^ ]+ +\.\.\. ok( |$)' "$log")
+    failed=$(grep -cE '^(test +| +)[^ ]+ +\.\.\. (FAILED|failed)' "$log")
+    reported=$((ok + failed))
+    if [ "$reported" -lt "$expected" ]; then
+        echo "FAILED: the runner reported on $reported of $expected tests" >&2
+        failed=$((failed + expected - reported))
+    fi
+    if [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then
+        echo "FAILED: the runner exited with status $status" >&2
+        failed=1
+    fi
+    echo "$ok $failed"
+}
+
+# count_tap_harness LOG FILES STATUS: "PASSED FAILED" for a TAP::Harness run in verbose mode
+# (prove -v, pg_prove --verbose) over FILES scripts, output in LOG, exit status STATUS.
+# Assertions count one each: "ok" passes, "not ok" fails, and so does every planned assertion
+# that never ran (a script that dies, or runs fewer than it planned). A script that ran more than
+# it planned, or that the harness judged failed for any other reason, counts one failure more.
+# Per-script lines go to stderr.
+count_tap_harness() {
+    local log=$1 files=$2 status=$3 counts passed failed reported
+    counts=$(awk '
+        function flush(   f, ran) {
+            if (file == "") return
+            ran = ok + nok
+            f = nok
+            if (plan < 0) f += 1                        # died before it planned anything
+            else if (ran < plan) f += plan - ran        # planned assertions that never ran
+            else if (ran > plan) f += 1                 # ran more than planned: a bad plan
+            if (bad && f == 0) f = 1                    # the harness failed it for another reason
+            printf "   %s: %d passed, %d failed\n", file, ok, f > "/dev/stderr"
+            passed += ok; failed += f; files++
+            file = ""
+        }
+        # The header of each script: "name.pl .. ", after "[hh:mm:ss] " with prove --timer.
+        /^(\[[0-9:]+\] )?[^ #\[][^ ]*\.(sql|pl|t) \.+ *$/ {
+            flush(); file = ($1 ~ /^\[/) ? $2 : $1; plan = -1; ok = 0; nok = 0; bad = 0; next
+        }
+        file != "" && /^1\.\.[0-9]+/ { plan = substr($1, 4) + 0; next }
+        file != "" && /^ok [0-9]+/ { ok++; next }
+        file != "" && /^not ok [0-9]+/ { nok++; next }
+        file != "" && /^(Dubious|Failed [0-9]+\/[0-9]+ subtests|No subtests run|Bad plan|Parse errors)/ { bad = 1; next }
+        /^(All tests successful|Test Summary Report|Files=[0-9])/ { flush() }
+        END { flush(); printf "%d %d %d\n", passed, failed, files }
+    ' "$log")
+    read -r passed failed reported <<<"$counts"
+    if [ "$reported" -lt "$files" ]; then
+        echo "FAILED: the harness reported on $reported of $files scripts" >&2
+        failed=$((failed + files - reported))
+    fi
+    if [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then
+        echo "FAILED: the harness exited with status $status" >&2
+        failed=1
+    fi
+    echo "$passed $failed"
+}
