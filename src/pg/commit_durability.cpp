@@ -13,24 +13,39 @@ Writes writes = Writes::kNone;
 // XactLastRecEnd after the last losable write: if it has not moved by commit time, nothing was
 // written since.
 XLogRecPtr losable_end = InvalidXLogRecPtr;
+// A claim or renewal was made: the commit must be durable whatever the setting says by then.
+bool durable_required = false;
 
 void set_synchronous_commit_for_transaction(const char *value) {
     (void)set_config_option("synchronous_commit", value, PGC_USERSET, PGC_S_SESSION,
                             GUC_ACTION_LOCAL, true, 0, false);
 }
 
+void forget_transaction() {
+    writes = Writes::kNone;
+    durable_required = false;
+}
+
+// The decision is taken here, at PRE_COMMIT, because no user code runs after it: a
+// synchronous_commit set by SET LOCAL, set_config() or a function's SET clause after the claim
+// has had its say, and is overridden here.
 void on_transaction_event(XactEvent event, void * /*arg*/) {
     switch (event) {
         case XACT_EVENT_PRE_COMMIT:
-            if (writes == Writes::kOnlyLosable && XactLastRecEnd == losable_end)
+            if (durable_required) {
+                // "on" also waits for synchronous standbys; remote_apply is stronger still.
+                if (synchronous_commit < SYNCHRONOUS_COMMIT_ON)
+                    set_synchronous_commit_for_transaction("on");
+            } else if (writes == Writes::kOnlyLosable && XactLastRecEnd == losable_end) {
                 set_synchronous_commit_for_transaction("off");
+            }
             break;
         case XACT_EVENT_COMMIT:
         case XACT_EVENT_ABORT:
-        case XACT_EVENT_PREPARE:
+        case XACT_EVENT_PREPARE:  // PREPARE and COMMIT PREPARED always flush and wait
         case XACT_EVENT_PARALLEL_COMMIT:
         case XACT_EVENT_PARALLEL_ABORT:
-            writes = Writes::kNone;
+            forget_transaction();
             break;
         default:
             break;
@@ -57,7 +72,7 @@ void after_losable_write() {
 
 void require_durable_commit() {
     writes = Writes::kOther;
-    if (synchronous_commit < SYNCHRONOUS_COMMIT_ON) set_synchronous_commit_for_transaction("on");
+    durable_required = true;
 }
 
 }  // namespace pgsem

@@ -21,7 +21,8 @@ void install_commit_durability_callback();
 void before_losable_write();
 void after_losable_write();
 
-// For claims and renewals: this transaction commits with synchronous_commit at least 'on'.
+// For claims and renewals: this transaction commits with synchronous_commit at least 'on',
+// decided at PRE_COMMIT, whatever the setting was changed to in between.
 void require_durable_commit();
 
 }  // namespace pgsem

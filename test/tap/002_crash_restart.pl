@@ -154,6 +154,38 @@ crash_after_async_control('async claim');
 is(query("SELECT sem_held($async_claim)"), 't',
 	'a claim committed with synchronous_commit = off survives the crash');
 
+# Whatever changes synchronous_commit after the claim in the same transaction -- leaving a
+# function whose SET clause asked for "on", SET LOCAL, set_config() -- the commit is durable:
+# pgsem decides at commit time.
+query(q{CREATE FUNCTION wrap_claim(n text) RETURNS bigint LANGUAGE sql
+          SET synchronous_commit = on AS $$ SELECT sem_claim(n, 1, '1 hour') $$});
+query(q{CREATE FUNCTION wrap_renew(id bigint, lease interval) RETURNS boolean LANGUAGE sql
+          SET synchronous_commit = on AS $$ SELECT sem_renew(id, lease) $$});
+my @shapes = (
+	[ 'a function with SET synchronous_commit = on, called with it off',
+		q{SET synchronous_commit = off; SELECT wrap_claim('crash-wrap');} ],
+	[ 'SET LOCAL synchronous_commit = off after the claim',
+		q{BEGIN; SELECT sem_claim('crash-set-local', 1, '1 hour');
+		  SET LOCAL synchronous_commit = off; COMMIT;} ],
+	[ 'set_config(synchronous_commit, off, true) after the claim',
+		q{BEGIN; SELECT sem_claim('crash-set-config', 1, '1 hour');
+		  SELECT set_config('synchronous_commit', 'off', true) IS NULL; COMMIT;} ]);
+for my $shape (@shapes) {
+	my ($case, $sql) = @$shape;
+	my ($id) = split /\n/, query($sql);
+	like($id, qr/^\d+$/, "$case: the claim is granted");
+	crash_after_async_control($case);
+	is(query("SELECT sem_held($id)"), 't', "$case: the claim survives the crash");
+}
+
+# A renewal through such a function keeps its new lease.
+my $renewed = query(q{SELECT sem_claim('crash-renew', 1, '10 minutes')});
+is(query(qq{SET synchronous_commit = off; SELECT wrap_renew($renewed, '5 hours');}),
+	't', 'a renewal through a function with its own synchronous_commit is granted');
+crash_after_async_control('renewal');
+is( query(qq{SELECT expires_at > now() + interval '4 hours' FROM sem_holders WHERE id = $renewed}),
+	't', 'the renewal survives the crash: the claim keeps its 5-hour lease');
+
 # The release below is a transaction of its own, which pgsem commits without waiting for the
 # flush; the claim after it, by another holder, commits synchronously and so flushes it too.
 my $first = query(q{SELECT sem_claim('crash-handover', 1, '1 hour')});
