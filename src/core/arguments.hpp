@@ -4,6 +4,8 @@
 // (src/pg/argument_errors.cpp); the limits here are the ones the README documents.
 #pragma once
 
+#include "core/cpp_only.hpp"
+
 #include <cstddef>
 #include <cstdint>
 
@@ -14,7 +16,7 @@ namespace pgsem::core {
 inline constexpr std::size_t kMaxNameBytes = 256;
 
 // Far above any real pool, low enough that slot numbers, probes and counts stay small integers.
-inline constexpr std::int64_t kMaxSlots = 1000000;
+inline constexpr std::int64_t kMaxN = 1000000;
 
 inline constexpr std::int64_t kMicrosPerMilli = 1000;
 inline constexpr std::int64_t kMicrosPerSecond = 1000 * kMicrosPerMilli;
@@ -31,7 +33,7 @@ enum class Problem : std::uint8_t {
     kEmpty,        // empty name
     kTooLong,      // name longer than kMaxNameBytes
     kNotPositive,  // n <= 0, lease <= 0
-    kTooLarge,     // n > kMaxSlots, lease > kMaxLeaseMicros
+    kTooLarge,     // n > kMaxN, lease > kMaxLeaseMicros
     kTooShort,     // 0 < lease < kMinLeaseMicros
 };
 
@@ -48,7 +50,10 @@ struct LeaseCheck {
 };
 
 Problem check_name(bool is_null, std::size_t bytes) noexcept;
-Problem check_slots(bool is_null, std::int64_t n) noexcept;
+Problem check_n(bool is_null, std::int64_t n) noexcept;
 LeaseCheck check_lease(bool is_null, Interval lease) noexcept;
+
+// An interval's length in microseconds, saturating at the int64 range.
+std::int64_t interval_micros(Interval interval) noexcept;
 
 }  // namespace pgsem::core

@@ -3,6 +3,9 @@
 // Pure C++: no Postgres header, unit-tested by test/unit/fnv1a_test.cpp.
 #pragma once
 
+#include "core/cpp_only.hpp"
+
+#include <array>
 #include <cstddef>
 #include <cstdint>
 
@@ -23,6 +26,14 @@ constexpr std::uint64_t fnv1a_64_update(std::uint64_t hash, const unsigned char 
 
 constexpr std::uint64_t fnv1a_64(const unsigned char *bytes, std::size_t length) noexcept {
     return fnv1a_64_update(kFnv64OffsetBasis, bytes, length);
+}
+
+// The 4 bytes of a 32-bit value, least significant first: how a slot number is appended to a
+// semaphore name before hashing, the same on every platform.
+constexpr std::array<unsigned char, 4> le32_bytes(std::int32_t value) noexcept {
+    const auto bits = static_cast<std::uint32_t>(value);
+    return {static_cast<unsigned char>(bits), static_cast<unsigned char>(bits >> 8U),
+            static_cast<unsigned char>(bits >> 16U), static_cast<unsigned char>(bits >> 24U)};
 }
 
 // Postgres has no unsigned 64-bit type: the SQL functions return the same 64 bits as a

@@ -4,6 +4,8 @@
 // these functions what they mean; it never decides slot policy itself.
 #pragma once
 
+#include "core/cpp_only.hpp"
+
 #include <cstdint>
 #include <optional>
 

@@ -1,22 +1,31 @@
 // THE C++/POSTGRES BOUNDARY RULE. Every file under src/ follows it; this is the one place it is
-// written down.
+// written down. Parts of it are checked by the compiler, as each point says.
 //
 // 1. ereport(ERROR) is a siglongjmp: it unwinds no C++ frame and skips every destructor between
-//    the ereport and the PG_TRY (or the backend's top-level handler) that catches it. So code that
-//    calls into Postgres -- any function that may ereport, which is nearly all of them -- owns no
-//    object with a non-trivial destructor in any frame live during that call. The glue under
-//    src/pg is written that way: plain structs, palloc'd memory, no std::string, std::vector or
-//    smart pointer. Postgres memory contexts free what an error leaves behind.
+//    the ereport and the PG_TRY (or the backend's top-level handler) that catches it. So code
+//    that calls into Postgres -- any function that may ereport, which is nearly all of them --
+//    owns no object with a non-trivial destructor in any frame live during that call. The glue
+//    under src/pg is written that way: plain structs, palloc'd memory, no std::string,
+//    std::vector or smart pointer; Postgres memory contexts free what an error leaves behind.
+//    Checked: objects of the core that glue frames keep (a slot finder, a probe sequence) are
+//    static_assert'ed trivially destructible where they are used, and so is every result that
+//    crosses back through cpp_call.
 // 2. A C++ exception that reaches a C frame calls std::terminate: the backend aborts and the
-//    postmaster restarts every session. So C++ that may throw -- the core under src/core and any
-//    use of the standard library that allocates -- is entered only through pgsem::cpp_call(),
-//    which catches everything and raises it with ereport after the catch block has ended and the
-//    exception object is gone.
-// 3. The core under src/core includes no Postgres header and never calls back into Postgres, so it
-//    may own whatever objects it likes.
-// 4. Every SQL-callable function is declared with PGSEM_SQL_FUNCTION (extern "C" plus
-//    PG_FUNCTION_INFO_V1) and is a thin shim: it converts arguments, calls code that knows nothing
-//    of fcinfo, and converts the result.
+//    postmaster restarts every session. So:
+//    - the core (src/core) declares every function the glue calls noexcept, and the glue calls
+//      them through PGSEM_NOTHROW(...), which fails the build if the call is not noexcept;
+//    - C++ that really can throw (standard containers that allocate) is entered only through
+//      cpp_call(), which catches everything and raises an ERROR after the catch block has
+//      ended and the exception object is gone.
+// 3. The core includes no Postgres header and never calls back into Postgres, so it may own
+//    whatever objects it likes. Checked: every core header includes core/cpp_only.hpp, which
+//    fails the build when a Postgres header came first (Postgres' macros -- printf, Min, Assert
+//    -- would change the meaning of standard headers after it). Glue files therefore include
+//    core headers before any pg/ header.
+// 4. The glue includes Postgres only through pg/postgres_api.hpp.
+// 5. Every SQL-callable function is declared with PGSEM_SQL_FUNCTION (extern "C" plus
+//    PG_FUNCTION_INFO_V1) in a *_functions.cpp file and is a thin shim: it converts arguments,
+//    calls glue that knows nothing of fcinfo, and converts the result.
 #pragma once
 
 #include <cstddef>
@@ -32,15 +41,19 @@
     }                            \
     extern "C" Datum name(PG_FUNCTION_ARGS)
 
+// A call from the glue into the core, which the compiler checks cannot throw (rule 2).
+#define PGSEM_NOTHROW(call)                                                                \
+    ([&]() noexcept -> decltype(auto) {                                                    \
+        static_assert(noexcept(call),                                                      \
+                      "the glue calls the core only where it cannot throw: make the core " \
+                      "function noexcept, or enter it through pgsem::cpp_call");           \
+        return call;                                                                       \
+    }())
+
 namespace pgsem {
 
-enum class CppFailure : unsigned char { kOutOfMemory, kException, kUnknown };
-
 // Raises the ERROR for a caught C++ exception. Called only after the catch block has ended.
-[[noreturn]] void raise_cpp_failure(CppFailure kind, const char *what) noexcept;
-
-// Copies an exception message into a fixed buffer, so nothing of the exception outlives the catch.
-void copy_message(char *buffer, std::size_t size, const char *what) noexcept;
+[[noreturn]] void raise_cpp_failure(bool out_of_memory, const char *what) noexcept;
 
 // Runs C++ that may throw; turns any exception into an ERROR once no C++ object is alive.
 template <typename Body>
@@ -49,20 +62,17 @@ auto cpp_call(Body &&body) noexcept -> decltype(body()) {
     static_assert(std::is_void_v<Result> || std::is_trivially_destructible_v<Result>,
                   "a result crossing into Postgres code must not need a destructor");
     constexpr std::size_t kMessageSize = 256;
-    char message[kMessageSize];
-    CppFailure kind = CppFailure::kUnknown;
+    char message[kMessageSize] = "unknown exception";
+    bool out_of_memory = false;
     try {
         return body();
     } catch (const std::bad_alloc &) {
-        kind = CppFailure::kOutOfMemory;
-        copy_message(message, kMessageSize, "out of memory");
+        out_of_memory = true;
     } catch (const std::exception &e) {
-        kind = CppFailure::kException;
-        copy_message(message, kMessageSize, e.what());
-    } catch (...) {
-        copy_message(message, kMessageSize, "unknown exception");
+        strlcpy(message, e.what(), kMessageSize);
+    } catch (...) {  // NOLINT(bugprone-empty-catch): the message says "unknown exception"
     }
-    raise_cpp_failure(kind, message);
+    raise_cpp_failure(out_of_memory, message);
 }
 
 }  // namespace pgsem

@@ -1,6 +1,8 @@
-#include "pg/claims_table.hpp"
-
 #include "core/arguments.hpp"
+#include "pg/argument_checks.hpp"
+#include "pg/boundary.hpp"
+#include "pg/claims_table.hpp"
+#include "pg/locked_claim.hpp"
 
 namespace pgsem {
 
@@ -12,13 +14,38 @@ constexpr const char *kPkeyIndex = "claims_pkey";
 constexpr const char *kLiveIndex = "claims_live_slot";
 constexpr const char *kSequence = "claim_id";
 
+// ---- The table's shape, and the version-skew rule ----------------------------------------------
+//
+// Between `make install` of a new library and `ALTER EXTENSION pgsem UPDATE`, the new library runs
+// against the objects of an older release. The rule that keeps that working: releases only ever
+// append columns to pgsem.claims -- never drop, rename, retype or reorder one -- so the library
+// checks the columns it knows by position, name and type and tolerates columns appended after
+// them, which it leaves NULL. SQL functions whose signature changes keep their old C entry point
+// beside the new one (see semaphore_functions.cpp). 1.1 appends no column.
+
+// Column numbers of pgsem.claims, as created by pgsem--1.0.sql.
+enum ClaimColumn : AttrNumber {
+    kColId = 1,
+    kColName,
+    kColSlot,
+    kColSlots,  // holds n
+    kColClaimedAt,
+    kColExpiresAt,
+    kColLease,
+    kColEndedAt,
+    kColOutcome,
+    kColHolderPid,
+    kColHolderRole,
+    kColApplicationName,
+};
+constexpr int kKnownColumns = kColApplicationName;
+
 struct ExpectedColumn {
     const char *name;
     Oid type;
 };
 
-// Must match pgsem--1.0.sql and ClaimColumn.
-constexpr ExpectedColumn kColumns[kClaimColumnCount] = {
+constexpr ExpectedColumn kColumns[kKnownColumns] = {
     {"id", INT8OID},
     {"name", TEXTOID},
     {"slot", INT4OID},
@@ -39,6 +66,19 @@ void report_broken_install(const char *what) {
                     errhint("Reinstall the extension: DROP EXTENSION pgsem; CREATE EXTENSION "
                             "pgsem.")));
 }
+
+void check_shape(Relation rel) {
+    const TupleDesc desc = RelationGetDescr(rel);
+    if (desc->natts < kKnownColumns) report_broken_install("table pgsem.claims");
+    for (int i = 0; i < kKnownColumns; ++i) {
+        const Form_pg_attribute att = TupleDescAttr(desc, i);
+        if (att->attisdropped || att->atttypid != kColumns[i].type ||
+            strcmp(NameStr(att->attname), kColumns[i].name) != 0)
+            report_broken_install("table pgsem.claims");
+    }
+}
+
+// ---- Cached relation OIDs --------------------------------------------------------------------
 
 Oid lookup_relation(Oid nsp, const char *name) {
     const Oid relid = get_relname_relid(name, nsp);
@@ -73,53 +113,47 @@ void look_up_relations() {
     cached.valid = true;
 }
 
-void check_shape(Relation rel) {
-    const TupleDesc desc = RelationGetDescr(rel);
-    if (desc->natts != kClaimColumnCount) report_broken_install("table pgsem.claims");
-    for (int i = 0; i < kClaimColumnCount; ++i) {
-        const Form_pg_attribute att = TupleDescAttr(desc, i);
-        if (att->attisdropped || att->atttypid != kColumns[i].type ||
-            strcmp(NameStr(att->attname), kColumns[i].name) != 0)
-            report_broken_install("table pgsem.claims");
-    }
-}
-
-int64 lease_micros_of(const Interval *lease) {
-    const core::LeaseCheck check =
-        core::check_lease(false, core::Interval{lease->month, lease->day, lease->time});
-    return check.micros;  // rows were validated on the way in; 0 only for a hand-edited row
-}
+// ---- Reading rows ------------------------------------------------------------------------------
 
 // Heap writes and tuple locks take no visibility decision from it; the executor wants one set.
 Snapshot active_snapshot() {
     return ActiveSnapshotSet() ? GetActiveSnapshot() : InvalidSnapshot;
 }
 
-// Reads the row in table->read_slot. The dirty snapshot, when given, says whether other open
-// transactions are inserting or changing it.
-void read_row(ClaimsTable *table, const SnapshotData *dirty, ClaimRow *row) {
-    TupleTableSlot *slot = table->read_slot;
-    bool isnull = false;
-    slot_getallattrs(slot);
-    row->tid = slot->tts_tid;
-    row->id = DatumGetInt64(slot->tts_values[kColId - 1]);
-    row->slot = DatumGetInt32(slot->tts_values[kColSlot - 1]);
-    row->claimed_at = DatumGetTimestampTz(slot->tts_values[kColClaimedAt - 1]);
-    row->expires_at = DatumGetTimestampTz(slot->tts_values[kColExpiresAt - 1]);
-    row->lease_micros = lease_micros_of(DatumGetIntervalP(slot->tts_values[kColLease - 1]));
-    isnull = slot->tts_isnull[kColEndedAt - 1];
-    row->ended = !isnull;
-    row->ended_at = isnull ? 0 : DatumGetTimestampTz(slot->tts_values[kColEndedAt - 1]);
+TupleTableSlot *new_tuple_slot(ClaimsTable *table) {
+    return table_slot_create(table->rel, &table->tuples);
+}
+
+// Reads the row in `tuple`. The dirty snapshot, when given, says whether other open transactions
+// are inserting or changing it.
+void read_row(TupleTableSlot *tuple, const SnapshotData *dirty, ClaimRow *row) {
+    slot_getallattrs(tuple);
+    const Datum *v = tuple->tts_values;
+    const bool *null = tuple->tts_isnull;
+    row->tid = tuple->tts_tid;
+    row->id = DatumGetInt64(v[kColId - 1]);
+    row->slot = DatumGetInt32(v[kColSlot - 1]);
+    row->n = DatumGetInt32(v[kColSlots - 1]);
+    row->claimed_at = DatumGetTimestampTz(v[kColClaimedAt - 1]);
+    row->expires_at = DatumGetTimestampTz(v[kColExpiresAt - 1]);
+    // Rows were validated on the way in; 0 only for a hand-edited row.
+    row->lease = interval_micros(DatumGetIntervalP(v[kColLease - 1]));
+    row->ended = !null[kColEndedAt - 1];
+    row->ended_at = row->ended ? DatumGetTimestampTz(v[kColEndedAt - 1]) : 0;
     row->released = false;
-    if (row->ended && !slot->tts_isnull[kColOutcome - 1]) {
-        const text *outcome = DatumGetTextPP(slot->tts_values[kColOutcome - 1]);
+    if (row->ended && !null[kColOutcome - 1]) {
+        const text *outcome = DatumGetTextPP(v[kColOutcome - 1]);
         row->released = VARSIZE_ANY_EXHDR(outcome) == strlen("released") &&
                         memcmp(VARDATA_ANY(outcome), "released", strlen("released")) == 0;
     }
-    row->holder_role = DatumGetObjectId(slot->tts_values[kColHolderRole - 1]);
-    row->insert_in_progress = dirty != nullptr && TransactionIdIsValid(dirty->xmin);
+    row->holder_pid = DatumGetInt32(v[kColHolderPid - 1]);
+    row->holder_role = DatumGetObjectId(v[kColHolderRole - 1]);
+    row->inserter = dirty != nullptr ? dirty->xmin : InvalidTransactionId;
+    row->insert_in_progress = TransactionIdIsValid(row->inserter);
     row->change_in_progress = dirty != nullptr && TransactionIdIsValid(dirty->xmax);
 }
+
+// ---- Writing rows ------------------------------------------------------------------------------
 
 void ensure_writer(ClaimsTable *table) {
     if (table->estate != nullptr) return;
@@ -133,32 +167,58 @@ void ensure_writer(ClaimsTable *table) {
     ExecInitRangeTable(estate, list_make1(rte));
     ResultRelInfo *result_rel = makeNode(ResultRelInfo);
     InitResultRelInfo(result_rel, table->rel, 1, nullptr, 0);
+    // pgsem's own writes fire no triggers: the only trigger pgsem.claims has skips rows that
+    // logical replication brings (pgsem--1.0--1.1.sql), and the claims of this database are
+    // written by these functions alone.
+    result_rel->ri_TrigDesc = nullptr;
     estate->es_output_cid = GetCurrentCommandId(true);
     estate->es_snapshot = active_snapshot();
     ExecOpenIndices(result_rel, false);
     EvalPlanQualInit(&table->epq, estate, nullptr, NIL, -1);
-    AfterTriggerBeginQuery();
     table->estate = estate;
     table->result_rel = result_rel;
-    table->write_slot =
-        ExecInitExtraTupleSlot(estate, RelationGetDescr(table->rel), &TTSOpsVirtual);
+    table->new_tuple = ExecInitExtraTupleSlot(estate, RelationGetDescr(table->rel), &TTSOpsVirtual);
 }
 
-// Copies the locked row into the write slot, ready for the caller to change some columns.
-TupleTableSlot *copy_locked_row(ClaimsTable *table) {
+// The write slot, cleared, with every column NULL (columns appended by later releases stay so).
+TupleTableSlot *blank_new_tuple(ClaimsTable *table) {
     ensure_writer(table);
-    TupleTableSlot *out = table->write_slot;
+    TupleTableSlot *out = table->new_tuple;
     ExecClearTuple(out);
-    slot_getallattrs(table->read_slot);
-    for (int i = 0; i < kClaimColumnCount; ++i) {
-        out->tts_values[i] = table->read_slot->tts_values[i];
-        out->tts_isnull[i] = table->read_slot->tts_isnull[i];
+    const int natts = out->tts_tupleDescriptor->natts;
+    for (int i = 0; i < natts; ++i) {
+        out->tts_values[i] = static_cast<Datum>(0);
+        out->tts_isnull[i] = true;
     }
     return out;
 }
 
-void finish_write() {
+// The locked version copied into the write slot, ready for the caller to change some columns.
+TupleTableSlot *copy_of_locked(ClaimsTable *table, const LockedClaim &locked) {
+    TupleTableSlot *out = blank_new_tuple(table);
+    slot_getallattrs(locked.tuple);
+    const int natts = out->tts_tupleDescriptor->natts;
+    for (int i = 0; i < natts; ++i) {
+        out->tts_values[i] = locked.tuple->tts_values[i];
+        out->tts_isnull[i] = locked.tuple->tts_isnull[i];
+    }
+    return out;
+}
+
+void store_update(ClaimsTable *table, const LockedClaim &locked, TupleTableSlot *out) {
+    ExecStoreVirtualTuple(out);
+    ExecSimpleRelationUpdate(table->result_rel, table->estate, &table->epq, locked.tuple, out);
     CommandCounterIncrement();
+}
+
+void pkey_scan_begin(ClaimsTable *table, ClaimScan *scan, StrategyNumber strategy, RegProcedure op,
+                     int64 id) {
+    scan->index = index_open(table->pkey_index, AccessShareLock);
+    scan->tuple = new_tuple_slot(table);
+    InitDirtySnapshot(scan->dirty);
+    ScanKeyInit(&scan->keys[0], 1, strategy, op, Int64GetDatum(id));
+    scan->scan = index_beginscan(table->rel, scan->index, &scan->dirty, 1, 0);
+    index_rescan(scan->scan, scan->keys, 1, nullptr, 0);
 }
 
 }  // namespace
@@ -184,25 +244,26 @@ void claims_open(ClaimsTable *table, LOCKMODE lockmode) {
     table->pkey_index = cached.pkey_index;
     table->live_index = cached.live_index;
     table->id_sequence = cached.id_sequence;
-    table->read_slot = table_slot_create(table->rel, nullptr);
+    table->tuples = NIL;
 }
 
 void claims_close(ClaimsTable *table) {
     if (table->estate != nullptr) {
-        AfterTriggerEndQuery(table->estate);
         EvalPlanQualEnd(&table->epq);
         ExecCloseIndices(table->result_rel);
         ExecResetTupleTable(table->estate->es_tupleTable, false);
         FreeExecutorState(table->estate);
         table->estate = nullptr;
     }
-    ExecDropSingleTupleTableSlot(table->read_slot);
+    ExecResetTupleTable(table->tuples, true);
+    table->tuples = NIL;
     table_close(table->rel, NoLock);  // table locks are held until the transaction ends
 }
 
-void slot_scan_begin(ClaimsTable *table, ClaimScan *scan, text *name, int32 first_slot,
+void slot_scan_begin(ClaimsTable *table, ClaimScan *scan, const text *name, int32 first_slot,
                      int32 end_slot) {
     scan->index = index_open(table->live_index, AccessShareLock);
+    scan->tuple = new_tuple_slot(table);
     InitDirtySnapshot(scan->dirty);
     ScanKeyInit(&scan->keys[0], 1, BTEqualStrategyNumber, F_TEXTEQ, PointerGetDatum(name));
     scan->keys[0].sk_collation = C_COLLATION_OID;
@@ -213,25 +274,18 @@ void slot_scan_begin(ClaimsTable *table, ClaimScan *scan, text *name, int32 firs
     index_rescan(scan->scan, scan->keys, 3, nullptr, 0);
 }
 
-namespace {
-void pkey_scan_begin(ClaimsTable *table, ClaimScan *scan, StrategyNumber strategy, RegProcedure op,
-                     int64 id) {
-    scan->index = index_open(table->pkey_index, AccessShareLock);
-    InitDirtySnapshot(scan->dirty);
-    ScanKeyInit(&scan->keys[0], 1, strategy, op, Int64GetDatum(id));
-    scan->scan = index_beginscan(table->rel, scan->index, &scan->dirty, 1, 0);
-    index_rescan(scan->scan, scan->keys, 1, nullptr, 0);
-}
-}  // namespace
-
 void id_scan_begin(ClaimsTable *table, ClaimScan *scan, int64 first_id) {
     pkey_scan_begin(table, scan, BTGreaterEqualStrategyNumber, F_INT8GE, first_id);
 }
 
-bool claim_scan_next(ClaimsTable *table, ClaimScan *scan, ClaimRow *row) {
-    if (!index_getnext_slot(scan->scan, ForwardScanDirection, table->read_slot)) return false;
-    read_row(table, &scan->dirty, row);
+bool claim_scan_next(ClaimScan *scan, ClaimRow *row) {
+    if (!index_getnext_slot(scan->scan, ForwardScanDirection, scan->tuple)) return false;
+    read_row(scan->tuple, &scan->dirty, row);
     return true;
+}
+
+const text *claim_scan_name(const ClaimScan *scan) {
+    return DatumGetTextPP(scan->tuple->tts_values[kColName - 1]);
 }
 
 void claim_scan_end(ClaimScan *scan) {
@@ -257,7 +311,7 @@ bool find_once(ClaimsTable *table, int64 id, ClaimRow *row) {
     bool successor_unended = false;
     TimestampTz successor_expires_at = 0;
     pkey_scan_begin(table, &scan, BTEqualStrategyNumber, F_INT8EQ, id);
-    while (claim_scan_next(table, &scan, &candidate)) {
+    while (claim_scan_next(&scan, &candidate)) {
         if (candidate.insert_in_progress && !candidate.ended) {
             successor_unended = true;
             successor_expires_at = Max(successor_expires_at, candidate.expires_at);
@@ -285,16 +339,17 @@ bool claims_find(ClaimsTable *table, int64 id, ClaimRow *row) {
 }
 
 TM_Result claims_lock(ClaimsTable *table, ItemPointerData tid, LockTupleMode mode,
-                      LockWaitPolicy wait, ClaimRow *row) {
+                      LockWaitPolicy wait, LockedClaim *locked) {
+    if (locked->tuple == nullptr) locked->tuple = new_tuple_slot(table);
     TM_FailureData failure;
-    const TM_Result result = table_tuple_lock(table->rel, &tid, active_snapshot(), table->read_slot,
+    const TM_Result result = table_tuple_lock(table->rel, &tid, active_snapshot(), locked->tuple,
                                               GetCurrentCommandId(false), mode, wait, 0, &failure);
-    if (result == TM_Ok) read_row(table, nullptr, row);
+    if (result == TM_Ok) read_row(locked->tuple, nullptr, &locked->row);
     return result;
 }
 
-text *claims_locked_name(ClaimsTable *table) {
-    return DatumGetTextPP(table->read_slot->tts_values[kColName - 1]);
+const text *locked_claim_name(const LockedClaim &locked) {
+    return DatumGetTextPP(locked.tuple->tts_values[kColName - 1]);
 }
 
 int64 claims_next_id(ClaimsTable *table) {
@@ -315,22 +370,20 @@ int64 claims_next_id(ClaimsTable *table) {
     return id;
 }
 
-void claims_insert(ClaimsTable *table, const NewClaim *claim) {
-    ensure_writer(table);
-    TupleTableSlot *out = table->write_slot;
-    ExecClearTuple(out);
+void claims_insert(ClaimsTable *table, const NewClaim &claim) {
+    TupleTableSlot *out = blank_new_tuple(table);
     Interval *lease = static_cast<Interval *>(palloc0(sizeof(Interval)));
-    lease->time = claim->lease_micros;
+    lease->time = claim.lease;
     const char *app = application_name != nullptr ? application_name : "";
     Datum *v = out->tts_values;
     bool *null = out->tts_isnull;
-    memset(null, 0, sizeof(bool) * kClaimColumnCount);
-    v[kColId - 1] = Int64GetDatum(claim->id);
-    v[kColName - 1] = PointerGetDatum(claim->name);
-    v[kColSlot - 1] = Int32GetDatum(claim->slot);
-    v[kColSlots - 1] = Int32GetDatum(claim->slots);
-    v[kColClaimedAt - 1] = TimestampTzGetDatum(claim->claimed_at);
-    v[kColExpiresAt - 1] = TimestampTzGetDatum(claim->expires_at);
+    for (int i = 0; i < kKnownColumns; ++i) null[i] = false;
+    v[kColId - 1] = Int64GetDatum(claim.id);
+    v[kColName - 1] = PointerGetDatum(claim.name);
+    v[kColSlot - 1] = Int32GetDatum(claim.slot);
+    v[kColSlots - 1] = Int32GetDatum(claim.n);
+    v[kColClaimedAt - 1] = TimestampTzGetDatum(claim.claimed_at);
+    v[kColExpiresAt - 1] = TimestampTzGetDatum(claim.expires_at);
     v[kColLease - 1] = IntervalPGetDatum(lease);
     null[kColEndedAt - 1] = true;
     null[kColOutcome - 1] = true;
@@ -339,33 +392,30 @@ void claims_insert(ClaimsTable *table, const NewClaim *claim) {
     v[kColApplicationName - 1] = CStringGetTextDatum(app);
     ExecStoreVirtualTuple(out);
     ExecSimpleRelationInsert(table->result_rel, table->estate, out);
-    finish_write();
+    CommandCounterIncrement();
 }
 
-void claims_end(ClaimsTable *table, TimestampTz ended_at, Outcome outcome) {
-    TupleTableSlot *out = copy_locked_row(table);
+void claims_end(ClaimsTable *table, const LockedClaim &locked, TimestampTz ended_at,
+                Outcome outcome) {
+    TupleTableSlot *out = copy_of_locked(table, locked);
     out->tts_values[kColEndedAt - 1] = TimestampTzGetDatum(ended_at);
     out->tts_isnull[kColEndedAt - 1] = false;
     out->tts_values[kColOutcome - 1] =
         CStringGetTextDatum(outcome == Outcome::kReleased ? "released" : "timed out");
     out->tts_isnull[kColOutcome - 1] = false;
-    ExecStoreVirtualTuple(out);
-    ExecSimpleRelationUpdate(table->result_rel, table->estate, &table->epq, table->read_slot, out);
-    finish_write();
+    store_update(table, locked, out);
 }
 
-void claims_extend(ClaimsTable *table, TimestampTz expires_at) {
-    TupleTableSlot *out = copy_locked_row(table);
+void claims_extend(ClaimsTable *table, const LockedClaim &locked, TimestampTz expires_at) {
+    TupleTableSlot *out = copy_of_locked(table, locked);
     out->tts_values[kColExpiresAt - 1] = TimestampTzGetDatum(expires_at);
-    ExecStoreVirtualTuple(out);
-    ExecSimpleRelationUpdate(table->result_rel, table->estate, &table->epq, table->read_slot, out);
-    finish_write();
+    store_update(table, locked, out);
 }
 
-void claims_delete(ClaimsTable *table) {
+void claims_delete(ClaimsTable *table, const LockedClaim &locked) {
     ensure_writer(table);
-    ExecSimpleRelationDelete(table->result_rel, table->estate, &table->epq, table->read_slot);
-    finish_write();
+    ExecSimpleRelationDelete(table->result_rel, table->estate, &table->epq, locked.tuple);
+    CommandCounterIncrement();
 }
 
 }  // namespace pgsem

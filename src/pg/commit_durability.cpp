@@ -1,5 +1,4 @@
 #include "pg/commit_durability.hpp"
-
 #include "pg/postgres_api.hpp"
 
 namespace pgsem {

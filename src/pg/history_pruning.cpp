@@ -1,7 +1,7 @@
-#include "pg/history_pruning.hpp"
-
 #include "core/slot_choice.hpp"
 #include "pg/boundary.hpp"
+#include "pg/history_pruning.hpp"
+#include "pg/locked_claim.hpp"
 
 namespace pgsem {
 
@@ -22,8 +22,7 @@ int64 retention_micros() {
 }
 
 bool is_prunable(const ClaimRow &row, TimestampTz now, int64 retention) {
-    return cpp_call(
-        [&] { return core::prunable(row.ended, row.ended_at, row.expires_at, now, retention); });
+    return PGSEM_NOTHROW(core::prunable(row.ended, row.ended_at, row.expires_at, now, retention));
 }
 
 enum class BatchEnd : unsigned char { kCaughtUp, kBudgetSpent };
@@ -41,7 +40,7 @@ BatchEnd prune_batch(ClaimsTable *table, TimestampTz now, int64 retention, int64
     ClaimScan scan;
     ClaimRow row;
     id_scan_begin(table, &scan, resume_from_id);
-    while (claim_scan_next(table, &scan, &row)) {
+    while (claim_scan_next(&scan, &row)) {
         if (++scanned > kScanBudget || *deleted >= max_rows) {
             next_resume = row.id;
             end = BatchEnd::kBudgetSpent;
@@ -49,10 +48,10 @@ BatchEnd prune_batch(ClaimsTable *table, TimestampTz now, int64 retention, int64
         }
         if (!row.insert_in_progress && !row.change_in_progress &&
             (row.ended || may_delete_unended) && is_prunable(row, now, retention)) {
-            ClaimRow locked;
+            LockedClaim locked{};
             if (claims_lock(table, row.tid, LockTupleExclusive, LockWaitSkip, &locked) == TM_Ok &&
-                is_prunable(locked, now, retention)) {
-                claims_delete(table);
+                is_prunable(locked.row, now, retention)) {
+                claims_delete(table, locked);
                 ++*deleted;
             }
         } else if (row.claimed_at > now - retention) {

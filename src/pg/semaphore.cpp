@@ -1,5 +1,3 @@
-#include "pg/semaphore.hpp"
-
 #include "core/arguments.hpp"
 #include "core/slot_choice.hpp"
 #include "pg/boundary.hpp"
@@ -7,6 +5,8 @@
 #include "pg/commit_durability.hpp"
 #include "pg/history_pruning.hpp"
 #include "pg/lock_tags.hpp"
+#include "pg/locked_claim.hpp"
+#include "pg/semaphore.hpp"
 #include "pg/statement_depth.hpp"
 
 namespace pgsem {
@@ -30,12 +30,12 @@ core::ClaimRowState state_of(const ClaimRow &row) {
 
 core::Occupancy occupancy(const ClaimRow &row, TimestampTz now) {
     const core::ClaimRowState state = state_of(row);
-    return cpp_call([&] { return core::classify(state, now); });
+    return PGSEM_NOTHROW(core::classify(state, now));
 }
 
 core::ClaimStatus status(const ClaimRow &row, TimestampTz now) {
     const core::ClaimRowState state = state_of(row);
-    return cpp_call([&] { return core::status_of(state, now); });
+    return PGSEM_NOTHROW(core::status_of(state, now));
 }
 
 void require_writable(const char *function) {
@@ -83,7 +83,7 @@ enum class Reap : unsigned char {
 
 // Records an expired claim as timed out, never waiting for a row lock.
 Reap reap(ClaimsTable *table, ItemPointerData tid, TimestampTz now) {
-    ClaimRow locked;
+    LockedClaim locked{};
     switch (claims_lock(table, tid, LockTupleExclusive, LockWaitSkip, &locked)) {
         case TM_Ok:
             break;
@@ -93,11 +93,11 @@ Reap reap(ClaimsTable *table, ItemPointerData tid, TimestampTz now) {
         default:
             return Reap::kHeld;
     }
-    if (locked.ended) return Reap::kVacant;
+    if (locked.row.ended) return Reap::kVacant;
     // TM_Ok locks the very version that was read (a newer one gives TM_Updated), so the lease is
     // the one that ran out. Checked anyway: better a slot left alone than a live claim reaped.
-    if (locked.expires_at > now) return Reap::kHeld;
-    claims_end(table, locked.expires_at, Outcome::kTimedOut);
+    if (locked.row.expires_at > now) return Reap::kHeld;
+    claims_end(table, locked, locked.row.expires_at, Outcome::kTimedOut);
     return Reap::kVacant;
 }
 
@@ -117,7 +117,7 @@ void read_slot(ClaimsTable *table, const ClaimRequest &request, int32 slot, Time
     ClaimScan scan;
     ClaimRow row;
     slot_scan_begin(table, &scan, request.name, slot, slot + 1);
-    while (!view->held && claim_scan_next(table, &scan, &row)) {
+    while (!view->held && claim_scan_next(&scan, &row)) {
         const core::Occupancy occ = occupancy(row, now);
         if (occ == core::Occupancy::kHeld || view->expired_count == kMaxRowsPerSlot)
             view->held = true;
@@ -148,12 +148,11 @@ bool take_locked_slot(ClaimsTable *table, const ClaimRequest &request, int32 slo
         claim.id = claims_next_id(table);
         claim.name = request.name;
         claim.slot = slot;
-        claim.slots = request.slots;
+        claim.n = request.n;
         claim.claimed_at = GetCurrentTimestamp();
-        claim.lease_micros = request.lease_micros;
-        const TimestampTz granted = claim.claimed_at;
-        claim.expires_at = cpp_call([&] { return core::lease_end(granted, request.lease_micros); });
-        claims_insert(table, &claim);
+        claim.lease = request.lease;
+        claim.expires_at = PGSEM_NOTHROW(core::lease_end(claim.claimed_at, request.lease));
+        claims_insert(table, claim);
         *claim_id = claim.id;
         return true;
     }
@@ -175,22 +174,22 @@ bool looks_free(ClaimsTable *table, const ClaimRequest &request, int32 slot, Tim
     return !view.held;
 }
 
-// The lowest slot in [first, request.slots) that no row holds, or -1.
+// The lowest slot in [first, request.n) that no row holds, or -1.
 int32 lowest_free_slot(ClaimsTable *table, const ClaimRequest &request, int32 first,
                        TimestampTz now) {
-    core::LowestFreeSlot finder(request.slots, first);
+    core::LowestFreeSlot finder(request.n, first);
     ClaimScan scan;
     ClaimRow row;
     int32 answer = -1;
-    slot_scan_begin(table, &scan, request.name, first, request.slots);
-    while (answer < 0 && claim_scan_next(table, &scan, &row)) {
+    slot_scan_begin(table, &scan, request.name, first, request.n);
+    while (answer < 0 && claim_scan_next(&scan, &row)) {
         const bool held = occupancy(row, now) == core::Occupancy::kHeld;
-        const std::optional<int32> found = cpp_call([&] { return finder.observe(row.slot, held); });
+        const std::optional<int32> found = PGSEM_NOTHROW(finder.observe(row.slot, held));
         if (found.has_value()) answer = *found;
     }
     claim_scan_end(&scan);
     if (answer < 0) {
-        const std::optional<int32> found = cpp_call([&] { return finder.finish(); });
+        const std::optional<int32> found = PGSEM_NOTHROW(finder.finish());
         if (found.has_value()) answer = *found;
     }
     return answer;
@@ -198,17 +197,17 @@ int32 lowest_free_slot(ClaimsTable *table, const ClaimRequest &request, int32 fi
 
 int64 claim_in(ClaimsTable *table, const ClaimRequest &request, TimestampTz now) {
     int64 claim_id = 0;
-    if (request.slots > core::kOrderedScanMaxSlots) {
-        core::ProbeSequence probes(request.slots, pg_prng_uint64(&pg_global_prng_state));
+    if (request.n > core::kOrderedScanMaxSlots) {
+        core::ProbeSequence probes(request.n, pg_prng_uint64(&pg_global_prng_state));
         for (int i = 0; i < core::kRandomProbes; ++i) {
             CHECK_FOR_INTERRUPTS();
-            const int32 slot = cpp_call([&] { return probes.next(); });
+            const int32 slot = PGSEM_NOTHROW(probes.next());
             if (looks_free(table, request, slot, now) &&
                 try_take_slot(table, request, slot, &claim_id))
                 return claim_id;
         }
     }
-    for (int32 first = 0; first < request.slots;) {
+    for (int32 first = 0; first < request.n;) {
         CHECK_FOR_INTERRUPTS();
         const int32 slot = lowest_free_slot(table, request, first, now);
         if (slot < 0) break;
@@ -224,7 +223,8 @@ int64 claim_in(ClaimsTable *table, const ClaimRequest &request, TimestampTz now)
 // meanwhile: then the holder may be a claimer reaping it inside a long transaction, and there is
 // nothing to wait for. Returns TM_WouldBlock in that case. (A renewal in flight counts with its
 // new expiry: claims_find folded it into row.expires_at.)
-TM_Result lock_live(ClaimsTable *table, const ClaimRow &row, LockTupleMode mode, ClaimRow *locked) {
+TM_Result lock_live(ClaimsTable *table, const ClaimRow &row, LockTupleMode mode,
+                    LockedClaim *locked) {
     const TM_Result first = claims_lock(table, row.tid, mode, LockWaitSkip, locked);
     if (first != TM_WouldBlock) return first;
     if (row.expires_at <= GetCurrentTimestamp()) return TM_WouldBlock;
@@ -247,20 +247,20 @@ void record_timeout(ClaimsTable *table, const ClaimRow &row, Act act) {
     (void)reap(table, row.tid, GetCurrentTimestamp());
 }
 
-void apply(ClaimsTable *table, Act act, const ClaimRow &locked, TimestampTz now, bool has_lease,
-           int64 lease_micros) {
+void apply(ClaimsTable *table, Act act, const LockedClaim &locked, TimestampTz now, bool has_lease,
+           int64 new_lease) {
     switch (act) {
         case Act::kRelease:
-            claims_end(table, now, Outcome::kReleased);
+            claims_end(table, locked, now, Outcome::kReleased);
             break;
         case Act::kRenew: {
-            const int64 lease = has_lease ? lease_micros : locked.lease_micros;
-            const TimestampTz expires = cpp_call([&] { return core::lease_end(now, lease); });
+            const int64 lease = has_lease ? new_lease : locked.row.lease;
+            const TimestampTz expires = PGSEM_NOTHROW(core::lease_end(now, lease));
             require_durable_commit();  // a renewal lost in a crash would shorten a lease in use
             // The renewed row may not fit its page and get a new index entry: claimers of the
             // slot must not read the slot halfway through that.
-            under_slot_lock(claims_locked_name(table), locked.slot,
-                            [&] { claims_extend(table, expires); });
+            under_slot_lock(locked_claim_name(locked), locked.row.slot,
+                            [&] { claims_extend(table, locked, expires); });
             break;
         }
         case Act::kFence:
@@ -268,8 +268,7 @@ void apply(ClaimsTable *table, Act act, const ClaimRow &locked, TimestampTz now,
     }
 }
 
-ActResult act_on_claim(const char *function, int64 id, Act act, bool has_lease,
-                       int64 lease_micros) {
+ActResult act_on_claim(const char *function, int64 id, Act act, bool has_lease, int64 new_lease) {
     require_writable(function);
     // Everything a release or renewal writes -- the row lock, the release, a timeout recorded
     // on the way -- may be lost in a crash without harm; a renewal that succeeds says otherwise
@@ -293,7 +292,7 @@ ActResult act_on_claim(const char *function, int64 id, Act act, bool has_lease,
         if (out.status == core::ClaimStatus::kExpired) record_timeout(&table, row, act);
         if (out.status != core::ClaimStatus::kLive) break;
 
-        ClaimRow locked;
+        LockedClaim locked{};
         const TM_Result result = lock_live(
             &table, row, act == Act::kFence ? LockTupleShare : LockTupleExclusive, &locked);
         if (result == TM_Updated || result == TM_Deleted) continue;  // read it again
@@ -306,11 +305,11 @@ ActResult act_on_claim(const char *function, int64 id, Act act, bool has_lease,
             break;
         }
         const TimestampTz now = GetCurrentTimestamp();
-        out.row = locked;
-        out.status = status(locked, now);
-        if (out.status == core::ClaimStatus::kExpired) record_timeout(&table, locked, act);
+        out.row = locked.row;
+        out.status = status(locked.row, now);
+        if (out.status == core::ClaimStatus::kExpired) record_timeout(&table, locked.row, act);
         if (out.status != core::ClaimStatus::kLive) break;
-        apply(&table, act, locked, now, has_lease, lease_micros);
+        apply(&table, act, locked, now, has_lease, new_lease);
         out.done = true;
         break;
     }
@@ -338,8 +337,8 @@ bool semaphore_release(int64 id) {
     return act_on_claim("sem_release()", id, Act::kRelease, false, 0).done;
 }
 
-bool semaphore_renew(int64 id, bool has_lease, int64 lease_micros) {
-    return act_on_claim("sem_renew()", id, Act::kRenew, has_lease, lease_micros).done;
+bool semaphore_renew(int64 id, bool has_lease, int64 lease) {
+    return act_on_claim("sem_renew()", id, Act::kRenew, has_lease, lease).done;
 }
 
 bool semaphore_held(int64 id) {

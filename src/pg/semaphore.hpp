@@ -19,19 +19,19 @@ namespace pgsem {
 
 struct ClaimRequest {
     text *name;
-    int32 slots;
-    int64 lease_micros;
+    int32 n;
+    int64 lease;  // microseconds
 };
 
-// Returns the claim id, or 0 when all slots below request.slots are held.
+// Returns the claim id, or 0 when all slots below request.n are held.
 int64 semaphore_claim(const ClaimRequest &request);
 
 // True when claim `id` was live and is now released.
 bool semaphore_release(int64 id);
 
-// True when claim `id` was live and now expires lease_micros from now (or its own lease from now
-// when has_lease is false).
-bool semaphore_renew(int64 id, bool has_lease, int64 lease_micros);
+// True when claim `id` was live and now expires `lease` microseconds from now (or its own lease
+// from now when has_lease is false).
+bool semaphore_renew(int64 id, bool has_lease, int64 lease);
 
 // Whether claim `id` holds its slot right now.
 bool semaphore_held(int64 id);

@@ -1,6 +1,6 @@
 // SQL glue for the semaphore functions: argument checks and conversions only; the work is in
 // semaphore.cpp.
-#include "pg/argument_errors.hpp"
+#include "pg/argument_checks.hpp"
 #include "pg/boundary.hpp"
 #include "pg/semaphore.hpp"
 
@@ -10,11 +10,11 @@ PGSEM_SQL_FUNCTION(pgsem_sem_claim) {
     constexpr const char *kFunction = "sem_claim()";
     text *name = PG_ARGISNULL(0) ? nullptr : PG_GETARG_TEXT_PP(0);
     pgsem::require_valid_name(kFunction, PG_ARGISNULL(0), name);
-    const int32 slots = PG_ARGISNULL(1) ? 0 : PG_GETARG_INT32(1);
-    pgsem::require_valid_slots(kFunction, PG_ARGISNULL(1), slots);
+    const int32 n = PG_ARGISNULL(1) ? 0 : PG_GETARG_INT32(1);
+    pgsem::require_valid_n(kFunction, PG_ARGISNULL(1), n);
     const int64 lease = pgsem::require_valid_lease(
         kFunction, PG_ARGISNULL(2), PG_ARGISNULL(2) ? nullptr : PG_GETARG_INTERVAL_P(2));
-    const int64 id = pgsem::semaphore_claim(pgsem::ClaimRequest{name, slots, lease});
+    const int64 id = pgsem::semaphore_claim(pgsem::ClaimRequest{name, n, lease});
     if (id == 0) PG_RETURN_NULL();
     PG_RETURN_INT64(id);
 }

@@ -1,10 +1,5 @@
-#include "pg/statement_depth.hpp"
-
 #include "pg/postgres_api.hpp"
-
-extern "C" {
-#include "tcop/utility.h"
-}
+#include "pg/statement_depth.hpp"
 
 namespace pgsem {
 

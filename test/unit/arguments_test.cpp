@@ -14,15 +14,15 @@ TEST(CheckName, NullEmptyAndLength) {
     EXPECT_EQ(check_name(false, kMaxNameBytes + 1), Problem::kTooLong);
 }
 
-TEST(CheckSlots, Bounds) {
-    EXPECT_EQ(check_slots(true, 4), Problem::kNull);
-    EXPECT_EQ(check_slots(false, 0), Problem::kNotPositive);
-    EXPECT_EQ(check_slots(false, -1), Problem::kNotPositive);
-    EXPECT_EQ(check_slots(false, INT32_MIN), Problem::kNotPositive);
-    EXPECT_EQ(check_slots(false, 1), Problem::kNone);
-    EXPECT_EQ(check_slots(false, kMaxSlots), Problem::kNone);
-    EXPECT_EQ(check_slots(false, kMaxSlots + 1), Problem::kTooLarge);
-    EXPECT_EQ(check_slots(false, INT32_MAX), Problem::kTooLarge);
+TEST(CheckN, Bounds) {
+    EXPECT_EQ(check_n(true, 4), Problem::kNull);
+    EXPECT_EQ(check_n(false, 0), Problem::kNotPositive);
+    EXPECT_EQ(check_n(false, -1), Problem::kNotPositive);
+    EXPECT_EQ(check_n(false, INT32_MIN), Problem::kNotPositive);
+    EXPECT_EQ(check_n(false, 1), Problem::kNone);
+    EXPECT_EQ(check_n(false, kMaxN), Problem::kNone);
+    EXPECT_EQ(check_n(false, kMaxN + 1), Problem::kTooLarge);
+    EXPECT_EQ(check_n(false, INT32_MAX), Problem::kTooLarge);
 }
 
 TEST(CheckLease, NullZeroNegative) {
@@ -63,3 +63,12 @@ TEST(CheckLease, ExtremesDoNotOverflow) {
 }
 
 }  // namespace
+
+TEST(IntervalMicros, CountsMonthsAsThirtyDaysAndSaturates) {
+    EXPECT_EQ(interval_micros(Interval{0, 0, 1500}), 1500);
+    EXPECT_EQ(interval_micros(Interval{0, 1, 0}), kMicrosPerDay);
+    EXPECT_EQ(interval_micros(Interval{1, 0, 0}), 30 * kMicrosPerDay);
+    EXPECT_EQ(interval_micros(Interval{0, -2, 5}), -2 * kMicrosPerDay + 5);
+    EXPECT_EQ(interval_micros(Interval{INT32_MAX, INT32_MAX, INT64_MAX}), INT64_MAX);
+    EXPECT_EQ(interval_micros(Interval{INT32_MIN, INT32_MIN, INT64_MIN}), INT64_MIN);
+}

@@ -1,10 +1,14 @@
-#include "pg/argument_errors.hpp"
-
+#include "core/arguments.hpp"
+#include "pg/argument_checks.hpp"
 #include "pg/boundary.hpp"
 
 namespace pgsem {
 
 namespace {
+
+core::Interval to_core(const Interval *interval) {
+    return core::Interval{interval->month, interval->day, interval->time};
+}
 
 void raise_null(const char *function, const char *argument) {
     ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
@@ -13,9 +17,14 @@ void raise_null(const char *function, const char *argument) {
 
 }  // namespace
 
+int64 interval_micros(const Interval *interval) {
+    const core::Interval value = to_core(interval);
+    return PGSEM_NOTHROW(core::interval_micros(value));
+}
+
 void require_valid_name(const char *function, bool is_null, const text *name) {
     const std::size_t bytes = is_null ? 0 : VARSIZE_ANY_EXHDR(name);
-    switch (cpp_call([&] { return core::check_name(is_null, bytes); })) {
+    switch (PGSEM_NOTHROW(core::check_name(is_null, bytes))) {
         case core::Problem::kNone:
             return;
         case core::Problem::kNull:
@@ -34,8 +43,8 @@ void require_valid_name(const char *function, bool is_null, const text *name) {
     }
 }
 
-void require_valid_slots(const char *function, bool is_null, int32 n) {
-    switch (cpp_call([&] { return core::check_slots(is_null, n); })) {
+void require_valid_n(const char *function, bool is_null, int32 n) {
+    switch (PGSEM_NOTHROW(core::check_n(is_null, n))) {
         case core::Problem::kNone:
             return;
         case core::Problem::kNull:
@@ -48,15 +57,14 @@ void require_valid_slots(const char *function, bool is_null, int32 n) {
         default:
             ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                             errmsg("%s: n must be at most %lld, not %d", function,
-                                   static_cast<long long>(core::kMaxSlots), n)));
+                                   static_cast<long long>(core::kMaxN), n)));
             break;
     }
 }
 
 int64 require_valid_lease(const char *function, bool is_null, const Interval *lease) {
-    const core::Interval value =
-        is_null ? core::Interval{0, 0, 0} : core::Interval{lease->month, lease->day, lease->time};
-    const core::LeaseCheck check = cpp_call([&] { return core::check_lease(is_null, value); });
+    const core::Interval value = is_null ? core::Interval{0, 0, 0} : to_core(lease);
+    const core::LeaseCheck check = PGSEM_NOTHROW(core::check_lease(is_null, value));
     switch (check.problem) {
         case core::Problem::kNone:
             return check.micros;

@@ -1,0 +1,21 @@
+// Turns the core's argument verdicts (src/core/arguments.hpp) into errors with SQLSTATEs, and
+// SQL intervals into the core's. Each require_* function returns only when the argument is
+// acceptable.
+#pragma once
+
+#include "core/arguments.hpp"
+#include "pg/postgres_api.hpp"
+
+namespace pgsem {
+
+// `function` names the SQL function in messages, e.g. "sem_claim()".
+void require_valid_name(const char *function, bool is_null, const text *name);
+void require_valid_n(const char *function, bool is_null, int32 n);
+// Returns the lease in microseconds.
+int64 require_valid_lease(const char *function, bool is_null, const Interval *lease);
+
+// An interval's length in microseconds, months counting 30 days (as interval comparison does);
+// saturates instead of overflowing.
+int64 interval_micros(const Interval *interval);
+
+}  // namespace pgsem

@@ -1,0 +1,186 @@
+#include "checker.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <set>
+#include <utility>
+
+namespace stress {
+
+Interval make_interval(const std::string &name, int n, int slot, long long id, long long begin,
+                       long long end) {
+    Interval interval;
+    interval.name = name;
+    interval.n = n;
+    interval.slot = slot;
+    interval.id = id;
+    interval.begin = begin;
+    interval.end = end;
+    return interval;
+}
+
+namespace {
+
+using Group = std::vector<const Interval *>;
+
+struct Sweep {
+    int max_depth = 0;
+    bool exceeded = false;
+    long long at = 0;  // the first instant where the depth exceeded the limit
+};
+
+// Sweeps the non-empty intervals in time order. Intervals are half-open: one that ends at t and
+// one that begins at t do not overlap, so at equal times ends (-1) come before begins (+1).
+Sweep sweep(const Group &group, int limit) {
+    std::vector<std::pair<long long, int>> events;
+    for (const Interval *interval : group) {
+        if (interval->end <= interval->begin) continue;
+        events.emplace_back(interval->begin, +1);
+        events.emplace_back(interval->end, -1);
+    }
+    std::sort(events.begin(), events.end());
+    Sweep result;
+    int depth = 0;
+    for (const auto &[at, step] : events) {
+        depth += step;
+        result.max_depth = std::max(result.max_depth, depth);
+        if (depth > limit && !result.exceeded) {
+            result.exceeded = true;
+            result.at = at;
+        }
+    }
+    return result;
+}
+
+std::string describe(const Interval &interval) {
+    return "id " + std::to_string(interval.id) + " (n " + std::to_string(interval.n) + ", slot " +
+           std::to_string(interval.slot) + ", " + std::to_string(interval.begin) + ".." +
+           std::to_string(interval.end) + ")";
+}
+
+// Who held at instant `at` (the first few).
+std::string holders_at(const Group &group, long long at) {
+    constexpr int kShown = 6;
+    std::string out = "at " + std::to_string(at) + ":";
+    int shown = 0;
+    for (const Interval *interval : group) {
+        if (interval->begin > at || at >= interval->end) continue;
+        if (++shown > kShown) return out + " ...";
+        out += " " + describe(*interval);
+    }
+    return out;
+}
+
+// Per name, for each n k in use: the holders that claimed with n <= k all sit in slots below k,
+// so never more than k of them overlap. For the largest k that is the whole name.
+void judge_depth(const std::map<std::string, Group> &by_name, Verdict *verdict) {
+    for (const auto &[name, group] : by_name) {
+        std::set<int> ns;
+        for (const Interval *interval : group) ns.insert(interval->n);
+        for (const int k : ns) {
+            Group subset;
+            for (const Interval *interval : group)
+                if (interval->n <= k) subset.push_back(interval);
+            const Sweep result = sweep(subset, k);
+            const std::string label =
+                k == *ns.rbegin() ? name : name + " (callers with n <= " + std::to_string(k) + ")";
+            verdict->max_depth[label] = result.max_depth;
+            if (result.exceeded)
+                verdict->too_many.push_back(label + ": " + std::to_string(result.max_depth) +
+                                            " holders at once, n is " + std::to_string(k) + "; " +
+                                            holders_at(subset, result.at));
+        }
+    }
+}
+
+// Per slot: one holder at a time, ids growing in the order the slot was granted. Empty intervals
+// prove nothing about order (their holder may never have held at all) and are left out.
+void judge_slots(const std::map<std::pair<std::string, int>, Group> &by_slot, Verdict *verdict) {
+    for (const auto &[key, group] : by_slot) {
+        const std::string label = key.first + " slot " + std::to_string(key.second);
+        const Sweep result = sweep(group, 1);
+        if (result.exceeded)
+            verdict->slot_shared.push_back(label + ": " + holders_at(group, result.at));
+        Group ordered;
+        for (const Interval *interval : group)
+            if (interval->end > interval->begin && interval->id != 0) ordered.push_back(interval);
+        std::sort(ordered.begin(), ordered.end(),
+                  [](const Interval *a, const Interval *b) { return a->begin < b->begin; });
+        for (std::size_t i = 1; i < ordered.size(); ++i)
+            if (ordered[i]->id <= ordered[i - 1]->id)
+                verdict->id_order.push_back(label + ": " + describe(*ordered[i]) +
+                                            " granted after " + describe(*ordered[i - 1]));
+    }
+}
+
+}  // namespace
+
+Verdict judge(const std::vector<Interval> &record) {
+    Verdict verdict;
+    std::map<std::string, Group> by_name;
+    std::map<std::pair<std::string, int>, Group> by_slot;
+    std::map<long long, int> id_count;
+    for (const Interval &interval : record) {
+        by_name[interval.name].push_back(&interval);
+        if (interval.slot >= 0) by_slot[{interval.name, interval.slot}].push_back(&interval);
+        if (interval.slot >= interval.n)
+            verdict.slot_range.push_back(interval.name + ": " + describe(interval));
+        if (interval.id != 0 && ++id_count[interval.id] == 2)
+            verdict.id_order.push_back("id " + std::to_string(interval.id) + " granted twice");
+    }
+    judge_depth(by_name, &verdict);
+    judge_slots(by_slot, &verdict);
+    return verdict;
+}
+
+// The checker must be able to fail: plants each kind of violation in a small record and expects
+// it found, and expects a dense but legal record to pass.
+bool self_test() {
+    int failures = 0;
+    auto expect = [&failures](const char *what, bool ok) {
+        std::printf("%s: %s\n", ok ? "ok" : "FAILED", what);
+        if (!ok) ++failures;
+    };
+    std::vector<Interval> five;
+    for (long long i = 0; i < 5; ++i) five.push_back(make_interval("a", 4, -1, 0, 10 * i, 100));
+    expect("five overlapping holders of n = 4 are too many", !judge(five).too_many.empty());
+
+    std::vector<Interval> small;
+    for (long long i = 0; i < 3; ++i) small.push_back(make_interval("m", 2, -1, 0, i, 50));
+    small.push_back(make_interval("m", 4, -1, 0, 0, 50));
+    expect("three overlapping n = 2 holders are too many beside an n = 4 one",
+           !judge(small).too_many.empty());
+
+    std::vector<Interval> shared{make_interval("a", 4, 1, 1, 0, 11),
+                                 make_interval("a", 4, 1, 2, 10, 20)};
+    expect("one slot held twice for one tick is found", !judge(shared).slot_shared.empty());
+
+    std::vector<Interval> range{make_interval("m", 2, 3, 7, 0, 10)};
+    expect("a slot at or above n is found", !judge(range).slot_range.empty());
+
+    std::vector<Interval> order{make_interval("a", 4, 0, 9, 0, 10),
+                                make_interval("a", 4, 0, 8, 10, 20)};
+    expect("ids shrinking on one slot are found", !judge(order).id_order.empty());
+    std::vector<Interval> twice{make_interval("a", 4, 0, 5, 0, 10),
+                                make_interval("a", 4, 1, 5, 0, 10)};
+    expect("an id granted twice is found", !judge(twice).id_order.empty());
+
+    // Legal: chains of touching holds on every slot, two n = 2 and two n = 4 holders at once,
+    // and any number of empty intervals.
+    std::vector<Interval> legal;
+    long long id = 1;
+    for (int slot = 0; slot < 4; ++slot)
+        for (long long i = 0; i < 3; ++i)
+            legal.push_back(make_interval("m", slot < 2 ? 2 : 4, slot, id++, 10 * i, 10 * i + 10));
+    for (int i = 0; i < 5; ++i) legal.push_back(make_interval("m", 2, -1, 0, 15, 15));
+    Verdict verdict = judge(legal);
+    expect("a full but legal record passes",
+           verdict.too_many.empty() && verdict.slot_shared.empty() && verdict.slot_range.empty() &&
+               verdict.id_order.empty());
+    expect("the legal record's depth is seen",
+           verdict.max_depth["m"] == 4 && verdict.max_depth["m (callers with n <= 2)"] == 2);
+    std::printf("self-test: %d failed\n", failures);
+    return failures == 0;
+}
+
+}  // namespace stress
