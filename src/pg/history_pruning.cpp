@@ -13,33 +13,46 @@ constexpr int64 kBatchRows = 128;  // 4 rows of pruning capacity per claim on av
 // spent on them per batch and resume after them next time.
 constexpr int64 kScanBudget = 1024;
 
-// Where this backend's next batch starts; 0 means from the oldest claim.
-int64 resume_from_id = 0;
+// Two kinds of rows are pruned, in two passes with a resume point each.
+//  - Ended claims (released or recorded as timed out) are no longer in the live index: deleting
+//    them changes nothing for claimers, so they are deleted wherever pruning runs.
+//  - Abandoned claims -- unended, their lease long run out, their holder gone -- are still in
+//    the live index. A claimer of that slot would see the deletion in progress and count the
+//    slot as held until the deleting transaction ends, so these are deleted only at
+//    PRE_COMMIT, when the transaction has nothing left to run but its commit.
+enum class Kind : unsigned char { kEnded, kAbandoned };
+
+struct Pass {
+    int64 resume_from_id;  // where this backend's next batch starts; 0: the oldest claim
+};
+Pass passes[2] = {{0}, {0}};
+
+// Set by a claim that drew a prune, and by sem_prune_history(): this transaction deletes a batch
+// of abandoned claims at PRE_COMMIT.
+bool abandoned_pass_at_commit = false;
 
 int64 retention_micros() {
     if (history_retention_seconds < 0) return -1;
     return static_cast<int64>(history_retention_seconds) * USECS_PER_SEC;
 }
 
-bool is_prunable(const ClaimRow &row, TimestampTz now, int64 retention) {
+bool is_prunable(Kind kind, const ClaimRow &row, TimestampTz now, int64 retention) {
+    if (row.ended != (kind == Kind::kEnded)) return false;
     return PGSEM_NOTHROW(core::prunable(row.ended, row.ended_at, row.expires_at, now, retention));
 }
 
 enum class BatchEnd : unsigned char { kCaughtUp, kBudgetSpent };
 
-// One batch: deletes up to max_rows. A claim whose lease ran out long ago but was never recorded
-// as timed out still occupies the live index; deleting it marks it busy to every claimer until
-// the deleting transaction ends. So such rows are deleted only where that happens at once: in a
-// transaction that ends with the current statement.
-BatchEnd prune_batch(ClaimsTable *table, TimestampTz now, int64 retention, int64 max_rows,
-                     int64 *deleted) {
-    const bool may_delete_unended = !IsTransactionBlock();
+// One batch of one kind: deletes up to max_rows, never waiting for a row lock.
+BatchEnd prune_batch(ClaimsTable *table, Kind kind, TimestampTz now, int64 retention,
+                     int64 max_rows, int64 *deleted) {
+    Pass &pass = passes[static_cast<int>(kind)];
     int64 scanned = 0;
     int64 next_resume = 0;
     BatchEnd end = BatchEnd::kCaughtUp;
     ClaimScan scan;
     ClaimRow row;
-    id_scan_begin(table, &scan, resume_from_id);
+    id_scan_begin(table, &scan, pass.resume_from_id);
     while (claim_scan_next(&scan, &row)) {
         if (++scanned > kScanBudget || *deleted >= max_rows) {
             next_resume = row.id;
@@ -47,10 +60,10 @@ BatchEnd prune_batch(ClaimsTable *table, TimestampTz now, int64 retention, int64
             break;
         }
         if (!row.insert_in_progress && !row.change_in_progress &&
-            (row.ended || may_delete_unended) && is_prunable(row, now, retention)) {
+            is_prunable(kind, row, now, retention)) {
             LockedClaim locked{};
             if (claims_lock(table, row.tid, LockTupleExclusive, LockWaitSkip, &locked) == TM_Ok &&
-                is_prunable(locked.row, now, retention)) {
+                is_prunable(kind, locked.row, now, retention)) {
                 claims_delete(table, locked);
                 ++*deleted;
             }
@@ -60,17 +73,50 @@ BatchEnd prune_batch(ClaimsTable *table, TimestampTz now, int64 retention, int64
         CHECK_FOR_INTERRUPTS();
     }
     claim_scan_end(&scan);
-    resume_from_id = next_resume;
+    pass.resume_from_id = next_resume;
     return end;
 }
 
+// At PRE_COMMIT no user code runs any more: a deletion made now is in progress only while the
+// commit itself is. Serializable transactions are left out, so that pruning adds no conflict to
+// them at the last moment.
+void prune_abandoned_at_commit() {
+    const int64 retention = retention_micros();
+    if (retention < 0 || IsolationIsSerializable()) return;
+    const bool push_snapshot = !ActiveSnapshotSet();
+    if (push_snapshot) PushActiveSnapshot(GetTransactionSnapshot());
+    ClaimsTable table;
+    claims_open(&table, RowExclusiveLock);
+    int64 deleted = 0;
+    (void)prune_batch(&table, Kind::kAbandoned, GetCurrentTimestamp(), retention, kBatchRows,
+                      &deleted);
+    claims_close(&table);
+    if (push_snapshot) PopActiveSnapshot();
+}
+
+void on_transaction_event(XactEvent event, void * /*arg*/) {
+    if (!abandoned_pass_at_commit) return;
+    if (event == XACT_EVENT_PRE_COMMIT) {
+        abandoned_pass_at_commit = false;
+        prune_abandoned_at_commit();
+    } else if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PREPARE ||
+               event == XACT_EVENT_COMMIT) {
+        abandoned_pass_at_commit = false;
+    }
+}
+
 }  // namespace
+
+void install_history_pruning_callback() {
+    RegisterXactCallback(on_transaction_event, nullptr);
+}
 
 void prune_history_sometimes(ClaimsTable *table, TimestampTz now) {
     if (history_retention_seconds < 0) return;
     if (pg_prng_uint32(&pg_global_prng_state) % kPruneOneIn != 0) return;
     int64 deleted = 0;
-    (void)prune_batch(table, now, retention_micros(), kBatchRows, &deleted);
+    (void)prune_batch(table, Kind::kEnded, now, retention_micros(), kBatchRows, &deleted);
+    abandoned_pass_at_commit = true;
 }
 
 int64 prune_history(ClaimsTable *table, TimestampTz now, int64 max_rows) {
@@ -78,9 +124,10 @@ int64 prune_history(ClaimsTable *table, TimestampTz now, int64 max_rows) {
     int64 deleted = 0;
     if (retention < 0) return 0;
     // Batch after batch until max_rows are gone or the oldest claims are all young or live.
-    while (deleted < max_rows &&
-           prune_batch(table, now, retention, max_rows, &deleted) == BatchEnd::kBudgetSpent) {
+    while (deleted < max_rows && prune_batch(table, Kind::kEnded, now, retention, max_rows,
+                                             &deleted) == BatchEnd::kBudgetSpent) {
     }
+    abandoned_pass_at_commit = true;
     return deleted;
 }
 

@@ -1,5 +1,7 @@
 // Keeps pgsem.claims bounded without an external scheduler: claimers delete a little old history
-// as they go, at least pgsem.history_retention after each claim ended.
+// as they go, at least pgsem.history_retention after each claim ended. Claims whose lease ran out
+// without a release (their holder vanished, nobody reused the slot) are deleted only at commit:
+// see history_pruning.cpp for why.
 #pragma once
 
 #include "pg/claims_table.hpp"
@@ -9,13 +11,18 @@ namespace pgsem {
 // pgsem.history_retention in seconds; -1 keeps history forever. Defined in module.cpp.
 extern int history_retention_seconds;
 
+// Registers the PRE_COMMIT callback that deletes abandoned claims. Called once, from _PG_init,
+// after install_commit_durability_callback (so that it runs first).
+void install_history_pruning_callback();
+
 // Called by every claim: about one claim in kPruneOneIn prunes a batch. Random, not counted, so
 // that short-lived connections prune their share too. Pruning capacity is a multiple of the rate
 // at which claims add rows, so history cannot outgrow retention by more than a few batches.
 void prune_history_sometimes(ClaimsTable *table, TimestampTz now);
 
-// Deletes up to max_rows claims that ended (or whose lease ran out) at least the retention ago,
-// in id order, skipping any row another transaction holds. Returns how many it deleted.
+// Deletes up to max_rows claims that ended at least the retention ago, in id order, skipping any
+// row another transaction holds, and returns how many it deleted; a batch of claims abandoned
+// at least the retention ago follows at commit.
 int64 prune_history(ClaimsTable *table, TimestampTz now, int64 max_rows);
 
 }  // namespace pgsem

@@ -24,5 +24,6 @@ void _PG_init(void) {
     MarkGUCPrefixReserved("pgsem");
     pgsem::install_statement_depth_hooks();
     pgsem::install_commit_durability_callback();
+    pgsem::install_history_pruning_callback();  // after: its PRE_COMMIT work comes first
     pgsem::install_claims_cache_invalidation();
 }
