@@ -28,7 +28,7 @@ cluster_start() {
         -E UTF8 --locale=C.UTF-8 >"$CLUSTER_DIR/initdb.log" 2>&1 ||
         { cat "$CLUSTER_DIR/initdb.log"; die "initdb failed"; }
     local opts="-c listen_addresses=127.0.0.1 -c port=$PGPORT -c unix_socket_directories=$CLUSTER_DIR"
-    opts+=" -c max_connections=200 -c fsync=on"
+    opts+=" -c max_connections=200 -c fsync=on -c max_prepared_transactions=20"
     local s
     for s in "$@"; do opts+=" -c $s"; done
     as_pg_user "$PG_BINDIR/pg_ctl" -D "$CLUSTER_DIR/data" -l "$CLUSTER_DIR/server.log" -w \

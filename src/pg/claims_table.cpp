@@ -274,6 +274,14 @@ void slot_scan_begin(ClaimsTable *table, ClaimScan *scan, const text *name, int3
     index_rescan(scan->scan, scan->keys, 3, nullptr, 0);
 }
 
+void live_scan_begin(ClaimsTable *table, ClaimScan *scan) {
+    scan->index = index_open(table->live_index, AccessShareLock);
+    scan->tuple = new_tuple_slot(table);
+    InitDirtySnapshot(scan->dirty);
+    scan->scan = index_beginscan(table->rel, scan->index, &scan->dirty, 0, 0);
+    index_rescan(scan->scan, nullptr, 0, nullptr, 0);
+}
+
 void id_scan_begin(ClaimsTable *table, ClaimScan *scan, int64 first_id) {
     pkey_scan_begin(table, scan, BTGreaterEqualStrategyNumber, F_INT8GE, first_id);
 }
@@ -286,6 +294,10 @@ bool claim_scan_next(ClaimScan *scan, ClaimRow *row) {
 
 const text *claim_scan_name(const ClaimScan *scan) {
     return DatumGetTextPP(scan->tuple->tts_values[kColName - 1]);
+}
+
+const text *claim_scan_application_name(const ClaimScan *scan) {
+    return DatumGetTextPP(scan->tuple->tts_values[kColApplicationName - 1]);
 }
 
 void claim_scan_end(ClaimScan *scan) {

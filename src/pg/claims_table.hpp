@@ -80,11 +80,14 @@ struct ClaimScan {
 // Rows of semaphore `name` with slots in [first_slot, end_slot).
 void slot_scan_begin(ClaimsTable *table, ClaimScan *scan, const text *name, int32 first_slot,
                      int32 end_slot);
+// Every row in the live index: all unended claims of all semaphores, in (name, slot) order.
+void live_scan_begin(ClaimsTable *table, ClaimScan *scan);
 // Rows with id >= first_id.
 void id_scan_begin(ClaimsTable *table, ClaimScan *scan, int64 first_id);
 bool claim_scan_next(ClaimScan *scan, ClaimRow *row);
 // Column values of the row claim_scan_next returned last (valid until the scan moves on).
 const text *claim_scan_name(const ClaimScan *scan);
+const text *claim_scan_application_name(const ClaimScan *scan);
 void claim_scan_end(ClaimScan *scan);
 
 // Finds the current version of claim `id` with a dirty read; false when there is none.

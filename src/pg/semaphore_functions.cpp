@@ -1,6 +1,7 @@
 // SQL glue for the semaphore functions: argument checks and conversions only; the work is in
 // semaphore.cpp.
 #include "pg/argument_checks.hpp"
+#include "pg/claim_views.hpp"
 #include "pg/boundary.hpp"
 #include "pg/semaphore.hpp"
 
@@ -54,4 +55,12 @@ PGSEM_SQL_FUNCTION(pgsem_sem_prune_history) {
         ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                         errmsg("sem_prune_history(): max_rows must not be negative")));
     PG_RETURN_INT64(pgsem::semaphore_prune_history(max_rows));
+}
+
+// pgsem.live_claims() -> SETOF record: what the views show of claims, committed or not.
+PGSEM_SQL_FUNCTION(pgsem_live_claims) {
+    InitMaterializedSRF(fcinfo, 0);
+    ReturnSetInfo *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
+    pgsem::live_claim_rows(rsinfo->setResult, rsinfo->setDesc);
+    return static_cast<Datum>(0);
 }

@@ -3,7 +3,7 @@
 -- Runs in one transaction that is rolled back, so files are independent of each other.
 \set ON_ERROR_STOP 1
 BEGIN;
-SELECT plan(140);
+SELECT plan(142);
 
 -- One row per function of the API: the expected catalog entry.
 CREATE TEMP TABLE api (
@@ -51,10 +51,11 @@ SELECT results_eq(
         FROM pg_proc p
         JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
         JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'pgsem'
+       WHERE p.pronamespace = 'public'::regnamespace
        ORDER BY 1$$,
     $$SELECT format('%I(%s)', name, array_to_string(args, ','))::regprocedure::text
         FROM api ORDER BY 1$$,
-    'pgsem owns exactly the 18 functions of its API');
+    'pgsem owns exactly the 18 functions of its API in its schema');
 SELECT is((SELECT count(*) FROM api_proc WHERE fn IS NOT NULL), 18::bigint,
           'every API function resolves by its exact signature');
 
@@ -88,9 +89,10 @@ SELECT results_eq(
         FROM pg_proc p
         JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
         JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'pgsem'
+       WHERE p.pronamespace = 'public'::regnamespace
        ORDER BY 1$$,
     $$SELECT fn::regprocedure::text, parallel FROM api_proc ORDER BY 1$$,
-    'proparallel of every pgsem function');
+    'proparallel of every pgsem API function');
 SELECT results_eq(
     $$SELECT p.oid::regprocedure::text
         FROM pg_proc p
@@ -143,7 +145,24 @@ SELECT is(pg_get_function_identity_arguments('public.sem_claim(text,integer,inte
           'name text, n integer, timeout interval',
           'sem_claim''s arguments are named name, n, timeout');
 
--- 6. Every function is documented.
+-- 6. Internal functions live in schema pgsem, which PUBLIC cannot use: the views reach
+--    live_claims(), the trigger on pgsem.claims calls skip_replicated_change().
+SELECT results_eq(
+    $$SELECT p.oid::regprocedure::text, p.provolatile::text, p.proparallel::text,
+             l.lanname = 'c' AS in_c
+        FROM pg_proc p
+        JOIN pg_language l ON l.oid = p.prolang
+        JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
+        JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'pgsem'
+       WHERE p.pronamespace = 'pgsem'::regnamespace
+       ORDER BY 1$$,
+    $$VALUES ('pgsem.live_claims()', 'v', 'r', true),
+             ('pgsem.skip_replicated_change()', 'v', 'u', true)$$,
+    'the internal functions, in schema pgsem');
+SELECT is(pg_get_function_result('pgsem.live_claims()'::regprocedure),
+          'SETOF record', 'pgsem.live_claims() returns a set of records');
+
+-- 7. Every function is documented.
 SELECT is((SELECT count(*) FROM api_proc
             WHERE coalesce(obj_description(fn, 'pg_proc'), '') = ''), 0::bigint,
           'every pgsem function has a COMMENT');

@@ -3,7 +3,7 @@
 -- PUBLIC has no right at all on schema pgsem, table pgsem.claims or sequence pgsem.claim_id.
 \set ON_ERROR_STOP 1
 BEGIN;
-SELECT plan(117);
+SELECT plan(122);
 
 -- An ordinary role: no attributes, no grants, member of nothing.
 CREATE ROLE pgtap_plain NOLOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT;
@@ -114,9 +114,11 @@ SELECT is(obj_description(format('public.%I', v)::regclass, 'pg_class') IS NOT N
   FROM unnest(ARRAY['sem_holders', 'sem_summary', 'sem_history']) v;
 
 SELECT columns_are('public', 'sem_holders',
-    ARRAY['name', 'slot', 'id', 'claimed_at', 'expires_at', 'pid', 'role', 'application_name'],
+    ARRAY['name', 'slot', 'id', 'claimed_at', 'expires_at', 'pid', 'role', 'application_name',
+          'committed', 'prepared_gid', 'open_since'],
     'sem_holders has the expected columns');
-SELECT columns_are('public', 'sem_summary', ARRAY['name', 'live', 'expired_unreaped', 'max_n'],
+SELECT columns_are('public', 'sem_summary',
+    ARRAY['name', 'live', 'expired_unreaped', 'max_n', 'uncommitted'],
     'sem_summary has the expected columns');
 SELECT columns_are('public', 'sem_history',
     ARRAY['id', 'name', 'slot', 'n', 'claimed_at', 'expires_at', 'lease', 'status', 'ended_at',
@@ -162,9 +164,10 @@ SELECT results_eq(
     $$SELECT count(*), bool_and(has_function_privilege('pgtap_plain', p.oid, 'EXECUTE'))
         FROM pg_proc p
         JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
-        JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'pgsem'$$,
+        JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'pgsem'
+       WHERE p.pronamespace = 'public'::regnamespace$$,
     $$VALUES (18::bigint, true)$$,
-    'has_function_privilege: the ordinary role may execute all 18 pgsem functions');
+    'has_function_privilege: the ordinary role may execute all 18 pgsem API functions');
 SELECT is((SELECT count(*) FROM pg_proc p
              JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid
                              AND d.deptype = 'e'
@@ -191,7 +194,22 @@ SELECT throws_ok($$SELECT nextval('pgsem.claim_id')$$, '42501', NULL,
                  'an ordinary role cannot draw ids from pgsem.claim_id');
 SELECT throws_ok($$CREATE TABLE pgsem.mine (x int)$$, '42501', NULL,
                  'an ordinary role cannot create objects in schema pgsem');
+SELECT throws_ok($$SELECT * FROM pgsem.live_claims()$$, '42501', NULL,
+                 'an ordinary role cannot call pgsem.live_claims() but through the views');
 RESET ROLE;
+
+------------------------------------------------------------------------------------------------
+-- The database owner may read (for pg_dump), never write (4)
+------------------------------------------------------------------------------------------------
+SELECT ok(has_schema_privilege('pg_database_owner', 'pgsem', 'USAGE'),
+          'pg_database_owner may use schema pgsem');
+SELECT table_privs_are('pgsem', 'claims', 'pg_database_owner', ARRAY['SELECT'],
+                       'pg_database_owner may SELECT pgsem.claims and nothing else');
+SELECT sequence_privs_are('pgsem', 'claim_id', 'pg_database_owner', ARRAY['SELECT'],
+                          'pg_database_owner may SELECT pgsem.claim_id and nothing else');
+SELECT is((SELECT tgenabled::text FROM pg_trigger
+            WHERE tgrelid = 'pgsem.claims'::regclass AND tgname = 'claims_not_replicated'),
+          'A', 'pgsem.claims has the ALWAYS trigger that drops replicated rows');
 
 SELECT * FROM finish();
 ROLLBACK;
