@@ -11,9 +11,15 @@
 
 namespace pgsem::core {
 
-// Up to this many slots a claim takes the lowest free slot, found by one ordered index scan.
+// Up to kLockedScanMaxSlots slots a claim tries slot 0, 1, ... in turn, reading each under its
+// slot lock: one read of the slot's index entries per slot tried. Every claim and release leaves
+// a dead entry that vacuum cannot remove while any snapshot older than it exists, and a slot's
+// reader walks them all; an unlocked look ahead of the locked read would walk them twice.
+// Up to kOrderedScanMaxSlots a claim finds the lowest free slot by one ordered scan first (one
+// scan beats taking many slot locks of a crowded semaphore), then reads it again under its lock.
 // Above it, a claim first probes random slots (constant expected cost while a fair share of the
 // slots is free), and falls back to the ordered scan only when kRandomProbes probes all hit.
+inline constexpr std::int32_t kLockedScanMaxSlots = 8;
 inline constexpr std::int32_t kOrderedScanMaxSlots = 64;
 inline constexpr std::int32_t kRandomProbes = 64;
 

@@ -197,6 +197,11 @@ int32 lowest_free_slot(ClaimsTable *table, const ClaimRequest &request, int32 fi
 
 int64 claim_in(ClaimsTable *table, const ClaimRequest &request, TimestampTz now) {
     int64 claim_id = 0;
+    if (request.n <= core::kLockedScanMaxSlots) {
+        for (int32 slot = 0; slot < request.n; ++slot)
+            if (try_take_slot(table, request, slot, &claim_id)) return claim_id;
+        return 0;
+    }
     if (request.n > core::kOrderedScanMaxSlots) {
         core::ProbeSequence probes(request.n, pg_prng_uint64(&pg_global_prng_state));
         for (int i = 0; i < core::kRandomProbes; ++i) {
