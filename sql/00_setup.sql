@@ -13,6 +13,7 @@ EXCEPTION WHEN OTHERS THEN
     GET STACKED DIAGNOSTICS detail = PG_EXCEPTION_DETAIL;
     result := SQLSTATE || ': ' || SQLERRM || coalesce(' (' || nullif(detail, '') || ')', '');
     result := regexp_replace(result, 'claim \d+', 'claim <id>', 'g');
+    result := regexp_replace(result, 'OID \d+', 'OID <oid>', 'g');
     RETURN regexp_replace(result, '\d{4}-\d\d-\d\d [0-9:.]+[+-]\d\d', '<time>', 'g');
 END $$;
 GRANT EXECUTE ON FUNCTION try(text) TO PUBLIC;

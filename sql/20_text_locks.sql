@@ -69,6 +69,28 @@ BEGIN
 END $$;
 SELECT reserve('in a function');
 DO $$ BEGIN PERFORM advisory_lock_text('in a DO block'); END $$;
+-- PL/pgSQL evaluates IF conditions without a query of its own; in a DO block, a procedure or a
+-- function the lock still protects what follows: no warning.
+DO $$ BEGIN IF advisory_try_lock_text('if in a DO block') THEN NULL; END IF; END $$;
+CREATE PROCEDURE lock_in_procedure() LANGUAGE plpgsql AS $$
+BEGIN
+    IF advisory_try_lock_text('if in a procedure') THEN NULL; END IF;
+END $$;
+CALL lock_in_procedure();
+CREATE FUNCTION lock_if(k text) RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+    IF advisory_try_lock_text(k) THEN RETURN true; END IF;
+    RETURN false;
+END $$;
+SELECT lock_if('if in a function') AS locked;
+-- EXECUTE of a prepared statement and EXPLAIN ANALYZE run the query as the statement itself:
+-- outside a block, the lock protects nothing, and the WARNING says so.
+PREPARE lock_alone AS SELECT advisory_lock_text('prepared');
+EXECUTE lock_alone;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT advisory_lock_text('explained');
+DEALLOCATE lock_alone;
+DROP PROCEDURE lock_in_procedure();
+DROP FUNCTION lock_if(text);
 
 -- A null key is an error, never a silent "locked nothing".
 SELECT try('SELECT advisory_lock_text(NULL)');

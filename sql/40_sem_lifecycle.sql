@@ -86,6 +86,10 @@ COMMIT;
 -- Outside a transaction block a fence protects nothing: a WARNING says so.
 SELECT sem_claim('fence2', 1) AS h \gset
 SELECT sem_fence(:h);
+-- So does EXECUTE of a prepared statement that fences: it runs as the statement itself.
+PREPARE fence_it(bigint) AS SELECT sem_fence($1);
+EXECUTE fence_it(:h);
+DEALLOCATE fence_it;
 
 
 -- Claims and renewals commit durably whatever the session asks for, and a transaction that only

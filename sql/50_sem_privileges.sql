@@ -55,6 +55,24 @@ SELECT c.oid::regclass AS relation,
  ORDER BY 1;
 SELECT has_schema_privilege('regress_bob', 'pgsem', 'USAGE') AS bob_uses_schema;
 
+-- DROP OWNED and DROP ROLE leave a role's claims alone: a claim is not an object the role owns.
+-- It keeps its slot until released or until its lease runs out, shows its role as a bare OID,
+-- and only a superuser may release it early (has_privs_of_role knows no dropped role).
+CREATE ROLE regress_dave;
+SET ROLE regress_dave;
+SELECT sem_claim('orphaned-role', 1) AS d \gset
+RESET ROLE;
+DROP OWNED BY regress_dave;
+SELECT sem_held(:d) AS held_after_drop_owned;
+DROP ROLE regress_dave;
+SELECT sem_held(:d) AS held_after_drop_role,
+       role::text ~ '^[0-9]+$' AS role_shown_as_oid
+  FROM sem_holders WHERE id = :d;
+SET ROLE regress_bob;
+SELECT try(format('SELECT sem_release(%s)', :d));
+RESET ROLE;
+SELECT sem_release(:d) AS superuser_release;
+
 DROP ROLE regress_carol;
 DROP ROLE regress_bob;
 DROP ROLE regress_alice;

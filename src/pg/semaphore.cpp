@@ -55,7 +55,10 @@ void require_may_act(const char *function, const ClaimRow &row) {
     ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
                     errmsg("%s: permission denied for claim %lld", function,
                            static_cast<long long>(row.id)),
-                    errdetail("The claim belongs to role %s.", owner != nullptr ? owner : "?"),
+                    owner != nullptr
+                        ? errdetail("The claim belongs to role %s.", owner)
+                        : errdetail("The claim belongs to a role that no longer exists (OID %u).",
+                                    row.holder_role),
                     errhint("Only that role, roles with its privileges and superusers may act "
                             "on it.")));
 }

@@ -4,14 +4,16 @@
 
 namespace pgsem {
 
-// Installs executor and utility hooks that count statement nesting (as pg_stat_statements does).
-// Called once, from _PG_init.
+// Installs executor, utility and function-manager hooks that count statement nesting: queries
+// inside queries (as pg_stat_statements does), and procedural code -- DO, CALL, and functions in
+// procedural languages. Called once, from _PG_init.
 void install_statement_depth_hooks();
 
 // True when the transaction ends with the current top-level statement: outside BEGIN ... COMMIT
-// (implicit multi-statement blocks count as blocks) and not nested in a function, DO block or
-// procedure. In the one statement that loads the library the depth is not known yet and counts as
-// top level.
+// (implicit multi-statement blocks count as blocks) and not nested in a query of a function, a
+// DO block, a procedure or a procedural-language function. EXECUTE of a prepared statement and
+// EXPLAIN ANALYZE run their query as the top-level statement. In the one statement that loads the
+// library (unless it is preloaded) the depth is not known yet and counts as top level.
 bool transaction_ends_with_statement();
 
 // Emits the WARNING that a transaction-scoped protection taken here protects nothing, when
