@@ -1,4 +1,9 @@
 -- Text-keyed advisory locks take exactly the lock pg_advisory_*(fnv1a_64(key)) takes.
+-- try(sql) reports an error instead of failing (sql/helpers/try.sql; the path is relative to
+-- the directory pg_regress runs in, the top of the tree).
+\set ECHO none
+\i sql/helpers/try.sql
+\set ECHO all
 CREATE FUNCTION held_advisory() RETURNS TABLE (key bigint, mode text, granted boolean)
 LANGUAGE sql AS $$
     SELECT ((l.classid::bigint << 32) | l.objid::bigint), l.mode, l.granted
@@ -111,3 +116,4 @@ COMMIT;
 
 DROP FUNCTION reserve(text);
 DROP FUNCTION held_advisory();
+DROP FUNCTION try(text);

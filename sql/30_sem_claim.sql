@@ -1,4 +1,9 @@
 -- sem_claim: lowest free slot, NULL when full, bad input rejected with nothing changed.
+-- try(sql) reports an error instead of failing (sql/helpers/try.sql; the path is relative to
+-- the directory pg_regress runs in, the top of the tree).
+\set ECHO none
+\i sql/helpers/try.sql
+\set ECHO all
 CREATE FUNCTION claim_rows() RETURNS bigint LANGUAGE sql AS
     $$ SELECT count(*) FROM sem_history $$;
 
@@ -79,3 +84,4 @@ SELECT try($$SELECT sem_claim('ro', 1)$$);
 COMMIT;
 
 DROP FUNCTION claim_rows();
+DROP FUNCTION try(text);

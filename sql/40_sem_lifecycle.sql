@@ -1,4 +1,9 @@
 -- sem_release, sem_renew, sem_held, sem_fence; expiry; claims in transactions.
+-- try(sql) reports an error instead of failing (sql/helpers/try.sql; the path is relative to
+-- the directory pg_regress runs in, the top of the tree).
+\set ECHO none
+\i sql/helpers/try.sql
+\set ECHO all
 
 -- Release: true once, then false; unknown ids are false; NULL gives NULL.
 SELECT sem_claim('life', 2) AS a \gset
@@ -102,3 +107,4 @@ SHOW synchronous_commit;
 RESET synchronous_commit;
 SELECT sem_release(sem_claim('async', 1)) AS released;
 SHOW synchronous_commit;
+DROP FUNCTION try(text);

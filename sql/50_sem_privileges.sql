@@ -1,6 +1,11 @@
 -- Least privilege: PUBLIC calls the functions and reads the views; only the owner touches the
 -- table; a claim is released, renewed or fenced only by its role, that role's members, or a
 -- superuser.
+-- try(sql) reports an error instead of failing (sql/helpers/try.sql; the path is relative to
+-- the directory pg_regress runs in, the top of the tree).
+\set ECHO none
+\i sql/helpers/try.sql
+\set ECHO all
 CREATE ROLE regress_alice;
 CREATE ROLE regress_bob;
 CREATE ROLE regress_carol IN ROLE regress_alice;
@@ -76,3 +81,4 @@ SELECT sem_release(:d) AS superuser_release;
 DROP ROLE regress_carol;
 DROP ROLE regress_bob;
 DROP ROLE regress_alice;
+DROP FUNCTION try(text);

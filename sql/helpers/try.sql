@@ -1,8 +1,9 @@
--- Shared by the tests that follow (pg_regress runs them in name order in one database).
--- try(sql) runs a statement and reports its error as "SQLSTATE: message (detail)" instead of
--- failing; its subtransaction rolls back whatever the statement did. Claim ids and timestamps in
--- messages are masked so that the expected output does not depend on test order or the clock.
-CREATE FUNCTION try(sql text) RETURNS text LANGUAGE plpgsql AS $$
+-- try(sql): runs a statement and reports its error as "SQLSTATE: message (detail)" instead of
+-- failing; its subtransaction rolls back whatever the statement did. Claim ids, role OIDs and
+-- timestamps in messages are masked so that the expected output depends neither on the order the
+-- tests run in nor on the clock. Each test that uses it includes this file itself, so that every
+-- test runs on its own.
+CREATE OR REPLACE FUNCTION try(sql text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
     detail text;
     result text;
@@ -17,4 +18,3 @@ EXCEPTION WHEN OTHERS THEN
     RETURN regexp_replace(result, '\d{4}-\d\d-\d\d [0-9:.]+[+-]\d\d', '<time>', 'g');
 END $$;
 GRANT EXECUTE ON FUNCTION try(text) TO PUBLIC;
-SELECT try('SELECT 1') AS works, try('SELECT 1/0') AS reports;
