@@ -8,18 +8,21 @@
 // machine-readable line "client-node: P passed, F failed"; exits 0 only when all passed.
 import { readFileSync } from 'node:fs';
 
-// --- The README's client-side function, verbatim -------------------------------------------------
+// --- The README's client-side function, read from the README itself ------------------------------
 
-// 64-bit FNV-1a of key's UTF-8 bytes, as the signed bigint pgsem's fnv1a_64(text) returns.
-// Returned as a decimal string: pass it as the parameter of pg_advisory_xact_lock($1).
-function fnv1a64(key) {
-  let h = 0xcbf29ce484222325n;
-  for (const byte of new TextEncoder().encode(key)) {
-    h ^= BigInt(byte);
-    h = BigInt.asUintN(64, h * 0x100000001b3n);
-  }
-  return BigInt.asIntN(64, h).toString();
+// The one js block of the README that defines fnv1a64: the code a user copies, so that the test
+// cannot drift from it.
+const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+const blocks = [...readme.matchAll(/^```js\n([\s\S]*?)^```/gm)]
+  .map((m) => m[1])
+  .filter((b) => b.includes('function fnv1a64'));
+if (blocks.length !== 1) {
+  console.log(`not ok - README.md has ${blocks.length} js blocks defining fnv1a64`);
+  console.log('client-node: 0 passed, 1 failed');
+  process.exit(1);
 }
+// eslint-disable-next-line no-new-func
+const fnv1a64 = new Function(`${blocks[0]}\nreturn fnv1a64;`)();
 
 // --- end of the README's function ------------------------------------------------------------------
 

@@ -10,6 +10,7 @@ Exit status 0 only when every case passed. PGSEM_TEST_SEED fixes the random keys
 
 import os
 import random
+import re
 import sys
 import threading
 import time
@@ -19,17 +20,40 @@ import psycopg2
 import psycopg2.errorcodes
 
 
-# --- The README's client-side function, verbatim -------------------------------------------------
+# --- The README's client-side code, read from the README itself ------------------------------------
 
-def fnv1a_64(key: str) -> int:
-    """64-bit FNV-1a of key's UTF-8 bytes, as the signed bigint that pgsem's fnv1a_64(text) returns."""
-    h = 0xcbf29ce484222325
-    for byte in key.encode('utf-8'):
-        h ^= byte
-        h = (h * 0x100000001b3) & 0xffffffffffffffff
-    return h - (1 << 64) if h >= (1 << 63) else h
+README = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'README.md')
 
-# --- end of the README's function ------------------------------------------------------------------
+
+def readme_block(language, marker):
+    """The one fenced code block of the README in `language` that contains `marker`: the code a
+    user copies, so that the test cannot drift from it."""
+    with open(README, encoding='utf-8') as f:
+        text = f.read()
+    blocks = [b for b in re.findall(r'^```' + language + r'\n(.*?)^```', text, re.S | re.M)
+              if marker in b]
+    if len(blocks) != 1:
+        raise RuntimeError(f'README.md has {len(blocks)} {language} blocks with {marker!r}')
+    return blocks[0]
+
+
+class RecordingCursor:
+    """Stands in for the cursor of the README's usage line when its function is loaded."""
+
+    def __init__(self):
+        self.calls = []
+
+    def execute(self, sql, params=()):
+        self.calls.append((sql, params))
+
+
+README_FNV_BLOCK = readme_block('python', 'def fnv1a_64')
+_readme = {'cursor': RecordingCursor()}
+exec(compile(README_FNV_BLOCK, 'README.md', 'exec'), _readme)
+fnv1a_64 = _readme['fnv1a_64']
+README_USAGE_CALLS = _readme['cursor'].calls
+
+# --- end of the README's code ----------------------------------------------------------------------
 
 
 TWO_63 = 1 << 63
@@ -324,8 +348,10 @@ def test_claim_in_open_transaction(conn):
               'another connection got the slot of an uncommitted claim')
         check(one(other, 'SELECT sem_held(%s)', (claim,)) is True,
               'sem_held() from another connection: the uncommitted claim is not held')
-        check(one(other, 'SELECT count(*) FROM sem_holders WHERE name = %s', (name,)) == 0,
-              'sem_holders shows an uncommitted claim to another connection')
+        check(one(other, 'SELECT count(*) FROM sem_holders WHERE name = %s AND NOT committed',
+                  (name,)) == 1,
+              'sem_holders does not show the uncommitted claim, as not committed, to another '
+              'connection')
         conn.rollback()
         check(one(other, 'SELECT sem_held(%s)', (claim,)) is False,
               'the rolled-back claim is still held')
@@ -346,8 +372,29 @@ def test_claim_in_open_transaction(conn):
         other.close()
 
 
+def test_readme_usage_line(conn):
+    """The README's block, run as written with a real cursor, takes advisory_lock_text's lock."""
+    check(len(README_USAGE_CALLS) == 1, 'the README block should run one statement')
+    sql, params = README_USAGE_CALLS[0]
+    check(params == (fnv1a_64('223 345'),) and -TWO_63 <= params[0] < TWO_63,
+          f'the README passes {params}, not the signed hash of 223 345')
+    other = connect(autocommit=True)
+    try:
+        with conn.cursor() as cursor:
+            exec(compile(README_FNV_BLOCK, 'README.md', 'exec'), {'cursor': cursor})
+        check(one(other, "SELECT advisory_try_lock_text('223 345')") is False,
+              "after the README's pg_advisory_xact_lock, advisory_try_lock_text('223 345') got it")
+        conn.rollback()
+        check(one(other, "SELECT advisory_session_try_lock_text('223 345')") is True,
+              'the lock should end with the transaction')
+        one(other, "SELECT advisory_session_unlock_text('223 345')")
+    finally:
+        other.close()
+
+
 CASES = [
     test_extension_installed,
+    test_readme_usage_line,
     test_known_values,
     test_1000_random_keys_agree,
     test_keys_at_least_2_63_agree,
