@@ -6,6 +6,10 @@ namespace pgsem {
 
 namespace {
 
+// pg_locks.objsubid of slot locks. Postgres uses 1 (bigint keys) and 2 (int4 pairs) in this
+// field, so slot locks can never collide with any application's advisory lock.
+constexpr uint16 kSlotLockClass = 0x5053;  // "PS"
+
 const unsigned char *bytes_of(const varlena *value) {
     return reinterpret_cast<const unsigned char *>(VARDATA_ANY(value));
 }

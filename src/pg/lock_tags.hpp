@@ -6,10 +6,6 @@
 
 namespace pgsem {
 
-// pg_locks.objsubid of slot locks. Postgres uses 1 (bigint keys) and 2 (int4 pairs) in this
-// field, so slot locks can never collide with any application's advisory lock.
-inline constexpr uint16 kSlotLockClass = 0x5053;  // "PS"
-
 // The key of a text or bytea: FNV-1a 64 over its bytes (a text's in the database encoding).
 int64 varlena_key(const varlena *value);
 
