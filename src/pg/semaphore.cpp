@@ -52,15 +52,15 @@ void require_writable(const char *function) {
 void require_may_act(const char *function, const ClaimRow &row) {
     if (has_privs_of_role(GetUserId(), row.holder_role)) return;
     const char *owner = GetUserNameFromId(row.holder_role, true);
-    ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-                    errmsg("%s: permission denied for claim %lld", function,
-                           static_cast<long long>(row.id)),
-                    owner != nullptr
-                        ? errdetail("The claim belongs to role %s.", owner)
-                        : errdetail("The claim belongs to a role that no longer exists (OID %u).",
-                                    row.holder_role),
-                    errhint("Only that role, roles with its privileges and superusers may act "
-                            "on it.")));
+    ereport(
+        ERROR,
+        (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+         errmsg("%s: permission denied for claim %lld", function, static_cast<long long>(row.id)),
+         owner != nullptr ? errdetail("The claim belongs to role %s.", owner)
+                          : errdetail("The claim belongs to a role that no longer exists (OID %u).",
+                                      row.holder_role),
+         errhint("Only that role, roles with its privileges and superusers may act "
+                 "on it.")));
 }
 
 // Runs `write` under the lock-manager lock of one slot: the lock every claimer of the slot takes

@@ -53,8 +53,8 @@ void depth_finish(QueryDesc *query) {
 void depth_utility(PlannedStmt *statement, const char *query_string, bool read_only_tree,
                    ProcessUtilityContext context, ParamListInfo params, QueryEnvironment *query_env,
                    DestReceiver *dest, QueryCompletion *completion) {
-    const bool procedural = IsA(statement->utilityStmt, DoStmt) || IsA(statement->utilityStmt,
-                                                                       CallStmt);
+    const bool procedural =
+        IsA(statement->utilityStmt, DoStmt) || IsA(statement->utilityStmt, CallStmt);
     if (procedural) ++procedural_depth;
     PG_TRY();
     {
@@ -83,8 +83,7 @@ bool needs_depth_hook(Oid function) {
     if (!HeapTupleIsValid(tuple)) return false;
     const Oid language = reinterpret_cast<Form_pg_proc>(GETSTRUCT(tuple))->prolang;
     ReleaseSysCache(tuple);
-    return language != ClanguageId && language != INTERNALlanguageId &&
-           language != SQLlanguageId;
+    return language != ClanguageId && language != INTERNALlanguageId && language != SQLlanguageId;
 }
 
 void depth_fmgr(FmgrHookEventType event, FmgrInfo *flinfo, Datum *private_data) {
