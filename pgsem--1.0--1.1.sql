@@ -22,34 +22,124 @@ CREATE FUNCTION pgsem.live_claims(
     AS 'MODULE_PATHNAME', 'pgsem_live_claims'
     LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
 
+------------------------------------------------------------------------------------------------
+-- Claims that wait their turn, and claims scoped to a transaction or a session
+------------------------------------------------------------------------------------------------
+
+-- sem_claim gains a fourth argument: how long to wait in line for a slot. Three-argument calls
+-- keep their meaning (wait 0: answer at once). The 1.0 entry point stays in the library for 1.0
+-- installs that run on it until they are updated.
+DROP FUNCTION @extschema@.sem_claim(text, integer, interval);
+CREATE FUNCTION @extschema@.sem_claim(name text, n integer,
+                                      timeout interval DEFAULT '90 seconds',
+                                      wait interval DEFAULT '0')
+    RETURNS bigint
+    AS 'MODULE_PATHNAME', 'pgsem_sem_claim_1_1'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION @extschema@.sem_claim(text, integer, interval, interval) IS
+    'takes a free slot below n of semaphore name for a lease of timeout, waiting in line up to wait; the claim id, or NULL';
+
+CREATE FUNCTION @extschema@.sem_claim_xact(name text, n integer, wait interval DEFAULT '0')
+    RETURNS integer
+    AS 'MODULE_PATHNAME', 'pgsem_sem_claim_xact'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION @extschema@.sem_claim_xact(text, integer, interval) IS
+    'takes a free slot below n of semaphore name until this transaction ends, waiting in line up to wait; the slot, or NULL';
+
+CREATE FUNCTION @extschema@.sem_claim_session(name text, n integer, wait interval DEFAULT '0')
+    RETURNS integer
+    AS 'MODULE_PATHNAME', 'pgsem_sem_claim_session'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION @extschema@.sem_claim_session(text, integer, interval) IS
+    'takes a free slot below n of semaphore name until released or this session ends, waiting in line up to wait; the slot, or NULL';
+
+CREATE FUNCTION @extschema@.sem_release_session(name text, slot integer)
+    RETURNS boolean
+    AS 'MODULE_PATHNAME', 'pgsem_sem_release_session'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION @extschema@.sem_release_session(text, integer) IS
+    'gives back a session claim of this session; false if it holds none of that slot';
+
+-- Transaction and session claims are locks, and waits are places in line: the lock manager says
+-- who holds and who waits; a registry in shared memory adds names and times. Reached through the
+-- views only.
+CREATE FUNCTION pgsem.lock_claims(
+    OUT name text, OUT slot integer, OUT kind text, OUT n integer, OUT since timestamptz,
+    OUT pid integer, OUT role oid, OUT application_name text,
+    OUT transaction_started timestamptz)
+    RETURNS SETOF record
+    AS 'MODULE_PATHNAME', 'pgsem_lock_claims'
+    LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+
+CREATE FUNCTION pgsem.waiters(
+    OUT name text, OUT n integer, OUT kind text, OUT pid integer, OUT role oid,
+    OUT application_name text, OUT waiting_since timestamptz, OUT "position" integer)
+    RETURNS SETOF record
+    AS 'MODULE_PATHNAME', 'pgsem_waiters'
+    LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+
 CREATE OR REPLACE VIEW @extschema@.sem_holders AS
     SELECT c.name COLLATE pg_catalog."C" AS name, c.slot, c.id, c.claimed_at, c.expires_at,
-           c.pid, c.role::pg_catalog.regrole AS role, c.application_name, c.committed, p.gid AS prepared_gid,
+           c.pid, c.role::pg_catalog.regrole AS role, c.application_name, c.committed,
+           p.gid AS prepared_gid,
            CASE WHEN NOT c.committed
-                THEN COALESCE(p.prepared, c.transaction_started) END AS open_since
+                THEN COALESCE(p.prepared, c.transaction_started) END AS open_since,
+           'lease' AS kind
       FROM pgsem.live_claims() c
       LEFT JOIN pg_catalog.pg_prepared_xacts p
         ON p.transaction OPERATOR(pg_catalog.=) c.xid
      WHERE NOT c.committed
-        OR c.expires_at OPERATOR(pg_catalog.>) pg_catalog.clock_timestamp();
+        OR c.expires_at OPERATOR(pg_catalog.>) pg_catalog.clock_timestamp()
+    UNION ALL
+    SELECT l.name COLLATE pg_catalog."C", l.slot, NULL, l.since, NULL, l.pid,
+           l.role::pg_catalog.regrole, l.application_name, NULL, NULL, l.transaction_started,
+           l.kind
+      FROM pgsem.lock_claims() l;
 COMMENT ON VIEW @extschema@.sem_holders IS
-    'one row per held slot: live claims, and claims of transactions still open or prepared';
+    'one row per held slot: live leases, leases of transactions still open or prepared, transaction and session claims';
 
 CREATE OR REPLACE VIEW @extschema@.sem_summary AS
-    SELECT c.name COLLATE pg_catalog."C" AS name,
+    SELECT a.name,
            pg_catalog.count(*) FILTER (
-               WHERE NOT c.committed
-                  OR c.expires_at OPERATOR(pg_catalog.>) pg_catalog.clock_timestamp()) AS live,
+               WHERE a.kind OPERATOR(pg_catalog.<>) 'waiting'
+                 AND (a.kind OPERATOR(pg_catalog.<>) 'lease' OR NOT a.committed
+                      OR a.expires_at OPERATOR(pg_catalog.>) pg_catalog.clock_timestamp()))
+               AS live,
            pg_catalog.count(*) FILTER (
-               WHERE c.committed
-                 AND c.expires_at OPERATOR(pg_catalog.<=) pg_catalog.clock_timestamp())
+               WHERE a.kind OPERATOR(pg_catalog.=) 'lease' AND a.committed
+                 AND a.expires_at OPERATOR(pg_catalog.<=) pg_catalog.clock_timestamp())
                AS expired_unreaped,
-           pg_catalog.max(c.n) AS max_n,
-           pg_catalog.count(*) FILTER (WHERE NOT c.committed) AS uncommitted
-      FROM pgsem.live_claims() c
-     GROUP BY c.name COLLATE pg_catalog."C";
+           pg_catalog.max(a.n) FILTER (WHERE a.kind OPERATOR(pg_catalog.<>) 'waiting') AS max_n,
+           pg_catalog.count(*) FILTER (
+               WHERE a.kind OPERATOR(pg_catalog.=) 'lease' AND NOT a.committed) AS uncommitted,
+           pg_catalog.count(*) FILTER (WHERE a.kind OPERATOR(pg_catalog.=) 'transaction')
+               AS transaction_claims,
+           pg_catalog.count(*) FILTER (WHERE a.kind OPERATOR(pg_catalog.=) 'session')
+               AS session_claims,
+           pg_catalog.count(*) FILTER (WHERE a.kind OPERATOR(pg_catalog.=) 'waiting')
+               AS waiting
+      FROM (SELECT c.name COLLATE pg_catalog."C" AS name, 'lease' AS kind, c.committed,
+                   c.expires_at, c.n
+              FROM pgsem.live_claims() c
+            UNION ALL
+            SELECT l.name COLLATE pg_catalog."C", l.kind, NULL, NULL, l.n
+              FROM pgsem.lock_claims() l
+             WHERE l.name IS NOT NULL
+            UNION ALL
+            SELECT w.name COLLATE pg_catalog."C", 'waiting', NULL, NULL, w.n
+              FROM pgsem.waiters() w) a
+     GROUP BY a.name;
 COMMENT ON VIEW @extschema@.sem_summary IS
-    'per semaphore: claims holding a slot (uncommitted ones among them), and expired claims whose slot no claimer has reused yet';
+    'per semaphore with claims or waiters: claims holding a slot by kind, expired claims whose slot no claimer has reused yet, waiters';
+
+CREATE VIEW @extschema@.sem_waiters AS
+    SELECT w.name COLLATE pg_catalog."C" AS name, w.n, w.pid,
+           w.role::pg_catalog.regrole AS role, w.waiting_since, w."position", w.kind,
+           w.application_name
+      FROM pgsem.waiters() w;
+COMMENT ON VIEW @extschema@.sem_waiters IS
+    'one row per claim waiting in line for a slot; position 1 is the first waiter';
+GRANT SELECT ON @extschema@.sem_waiters TO PUBLIC;
 
 CREATE OR REPLACE VIEW @extschema@.sem_history AS
     SELECT c.id, c.name, c.slot, c.slots AS n, c.claimed_at, c.expires_at, c.lease,

@@ -52,7 +52,10 @@ install_packages() {
 }
 
 # Packages that building and running pgsem needs.
-BUILD_PACKAGES=(build-essential postgresql-15 postgresql-server-dev-15 postgresql-client-15)
+# libkrb5-dev: the server headers the glue uses (libpq/libpq-be.h, for the client socket) include
+# gssapi.h, which postgresql-server-dev-15 does not pull in.
+BUILD_PACKAGES=(build-essential postgresql-15 postgresql-server-dev-15 postgresql-client-15
+                libkrb5-dev)
 
 # Builds pgsem.so with warnings as errors and installs it into the server's directories.
 build_and_install() {

@@ -43,3 +43,15 @@ LeaseCheck check_lease(bool is_null, Interval lease) noexcept {
 }
 
 }  // namespace pgsem::core
+
+namespace pgsem::core {
+
+LeaseCheck check_wait(bool is_null, Interval wait) noexcept {
+    if (is_null) return {Problem::kNull, 0};
+    const __int128 total = total_micros(wait);
+    if (total < 0) return {Problem::kNegative, 0};
+    if (total > kMaxWaitMicros) return {Problem::kTooLarge, 0};
+    return {Problem::kNone, static_cast<std::int64_t>(total)};
+}
+
+}  // namespace pgsem::core

@@ -27,13 +27,17 @@ inline constexpr std::int64_t kMicrosPerDay = 86400 * kMicrosPerSecond;
 inline constexpr std::int64_t kMinLeaseMicros = kMicrosPerMilli;
 inline constexpr std::int64_t kMaxLeaseMicros = kMicrosPerDay;
 
+// How long a claim may wait for a slot: 0 (answer at once) up to a day, like a lease.
+inline constexpr std::int64_t kMaxWaitMicros = kMicrosPerDay;
+
 enum class Problem : std::uint8_t {
     kNone,
     kNull,         // SQL NULL where a value is required
     kEmpty,        // empty name
     kTooLong,      // name longer than kMaxNameBytes
     kNotPositive,  // n <= 0, lease <= 0
-    kTooLarge,     // n > kMaxN, lease > kMaxLeaseMicros
+    kNegative,     // wait < 0
+    kTooLarge,     // n > kMaxN, lease > kMaxLeaseMicros, wait > kMaxWaitMicros
     kTooShort,     // 0 < lease < kMinLeaseMicros
 };
 
@@ -46,12 +50,13 @@ struct Interval {
 
 struct LeaseCheck {
     Problem problem;
-    std::int64_t micros;  // the lease length, valid when problem == kNone
+    std::int64_t micros;  // the lease (or wait) length, valid when problem == kNone
 };
 
 Problem check_name(bool is_null, std::size_t bytes) noexcept;
 Problem check_n(bool is_null, std::int64_t n) noexcept;
 LeaseCheck check_lease(bool is_null, Interval lease) noexcept;
+LeaseCheck check_wait(bool is_null, Interval wait) noexcept;
 
 // An interval's length in microseconds, saturating at the int64 range.
 std::int64_t interval_micros(Interval interval) noexcept;

@@ -91,4 +91,35 @@ int64 require_valid_lease(const char *function, bool is_null, const Interval *le
     return 0;
 }
 
+int64 require_valid_wait(const char *function, bool is_null, const Interval *wait) {
+    const core::Interval value = is_null ? core::Interval{0, 0, 0} : to_core(wait);
+    const core::LeaseCheck check = PGSEM_NOTHROW(core::check_wait(is_null, value));
+    switch (check.problem) {
+        case core::Problem::kNone:
+            return check.micros;
+        case core::Problem::kNull:
+            raise_null(function, "wait");
+            break;
+        case core::Problem::kNegative:
+            ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                            errmsg("%s: wait must not be negative", function),
+                            errhint("Pass 0 (the default) to answer at once.")));
+            break;
+        default:
+            ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                            errmsg("%s: wait must be at most 1 day", function)));
+            break;
+    }
+    return 0;
+}
+
+void require_valid_slot(const char *function, bool is_null, int32 slot) {
+    if (is_null) raise_null(function, "the slot");
+    if (slot < 0 || slot >= core::kMaxN)
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                        errmsg("%s: slot %d is out of range", function, slot),
+                        errdetail("Slots are numbered from 0 to %lld.",
+                                  static_cast<long long>(core::kMaxN - 1))));
+}
+
 }  // namespace pgsem

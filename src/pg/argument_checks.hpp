@@ -13,6 +13,10 @@ void require_valid_name(const char *function, bool is_null, const text *name);
 void require_valid_n(const char *function, bool is_null, int32 n);
 // Returns the lease in microseconds.
 int64 require_valid_lease(const char *function, bool is_null, const Interval *lease);
+// Returns how long a claim may wait, in microseconds.
+int64 require_valid_wait(const char *function, bool is_null, const Interval *wait);
+// A slot number as sem_release_session takes it: in [0, kMaxN).
+void require_valid_slot(const char *function, bool is_null, int32 slot);
 
 // An interval's length in microseconds, months counting 30 days (as interval comparison does);
 // saturates instead of overflowing.

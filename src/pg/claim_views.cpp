@@ -1,5 +1,8 @@
+#include "core/arguments.hpp"
 #include "pg/claim_views.hpp"
 #include "pg/claims_table.hpp"
+#include "pg/lock_tags.hpp"
+#include "pg/registry.hpp"
 
 namespace pgsem {
 
@@ -80,12 +83,35 @@ void put_row(Tuplestorestate *store, TupleDesc desc, const ClaimScan &scan, cons
     tuplestore_putvalues(store, desc, values, nulls);
 }
 
+void require_columns(TupleDesc desc, int columns, const char *function) {
+    if (desc->natts != columns)
+        ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
+                        errmsg("%s must return %d columns", function, columns)));
+}
+
+const char *kind_name(ClaimKind kind) {
+    switch (kind) {
+        case ClaimKind::kTransaction:
+            return "transaction";
+        case ClaimKind::kSession:
+            return "session";
+        default:
+            return "lease";
+    }
+}
+
+bool holds(const LockInstanceData &lock, LOCKMODE mode) {
+    return (lock.holdMask & LOCKBIT_ON(mode)) != 0;
+}
+
+bool same_tag(const LOCKTAG &a, const LOCKTAG &b) {
+    return memcmp(&a, &b, sizeof(LOCKTAG)) == 0;
+}
+
 }  // namespace
 
 void live_claim_rows(Tuplestorestate *store, TupleDesc desc) {
-    if (desc->natts != kColumnCount)
-        ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
-                        errmsg("pgsem.live_claims() must return %d columns", kColumnCount)));
+    require_columns(desc, kColumnCount, "pgsem.live_claims()");
     ClaimsTable table;
     claims_open(&table, AccessShareLock);
     ClaimScan scan;
@@ -99,6 +125,103 @@ void live_claim_rows(Tuplestorestate *store, TupleDesc desc) {
     }
     claim_scan_end(&scan);
     claims_close(&table);
+}
+
+void lock_claim_rows(Tuplestorestate *store, TupleDesc desc) {
+    enum Column { kName, kSlot, kKind, kN, kSince, kPid, kRole, kApp, kStarted, kCount };
+    require_columns(desc, kCount, "pgsem.lock_claims()");
+    RegistryCopy listed;
+    registry_copy(&listed);
+    // The slot-holder tag of each listed claim, to match against the locks actually held.
+    LOCKTAG *tags = static_cast<LOCKTAG *>(palloc(sizeof(LOCKTAG) * Max(listed.claim_count, 1)));
+    for (int i = 0; i < listed.claim_count; ++i)
+        slot_locktag(&tags[i], LockClass::kSlotHolder, cstring_to_text(listed.claims[i].name),
+                     listed.claims[i].slot);
+    const LockData *locks = GetLockStatusData();
+    for (int l = 0; l < locks->nelements; ++l) {
+        const LockInstanceData &lock = locks->locks[l];
+        if (pgsem_lock_class(lock.locktag) != LockClass::kSlotHolder || !holds(lock, ExclusiveLock))
+            continue;
+        Datum values[kCount];
+        bool nulls[kCount];
+        memset(nulls, 0, sizeof(nulls));
+        const ListedClaim *claim = nullptr;
+        for (int i = 0; i < listed.claim_count && claim == nullptr; ++i)
+            if (listed.claims[i].pid == lock.pid && same_tag(tags[i], lock.locktag))
+                claim = &listed.claims[i];
+        if (claim != nullptr) {
+            values[kName] = CStringGetTextDatum(claim->name);
+            values[kSlot] = Int32GetDatum(claim->slot);
+            values[kKind] = CStringGetTextDatum(kind_name(claim->kind));
+            values[kN] = Int32GetDatum(claim->n);
+            values[kSince] = TimestampTzGetDatum(claim->since);
+            values[kRole] = ObjectIdGetDatum(claim->role);
+            values[kApp] = CStringGetTextDatum(claim->application_name);
+        } else {  // held, but not listed: its session had more claims than the registry shows
+            nulls[kName] = nulls[kSlot] = nulls[kKind] = nulls[kN] = nulls[kSince] = true;
+            nulls[kRole] = nulls[kApp] = true;
+        }
+        values[kPid] = Int32GetDatum(lock.pid);
+        TimestampTz started = 0;
+        if (claim != nullptr && claim->kind == ClaimKind::kTransaction &&
+            transaction_start_of(lock.pid, &started))
+            values[kStarted] = TimestampTzGetDatum(started);
+        else
+            nulls[kStarted] = true;
+        tuplestore_putvalues(store, desc, values, nulls);
+    }
+}
+
+void waiter_rows(Tuplestorestate *store, TupleDesc desc) {
+    enum Column { kName, kN, kKind, kPid, kRole, kApp, kSince, kPosition, kCount };
+    require_columns(desc, kCount, "pgsem.waiters()");
+    RegistryCopy listed;
+    registry_copy(&listed);
+    const LockData *locks = GetLockStatusData();
+    // A listed wait counts when the lock manager agrees: its backend holds the line's lock
+    // exclusively (first) or waits for it (in line, ordered by when it began to wait).
+    for (int w = 0; w < listed.wait_count; ++w) {
+        const ListedWait &wait = listed.waits[w];
+        LOCKTAG queue;
+        name_locktag(&queue, LockClass::kQueue, cstring_to_text(wait.name));
+        bool first = false;
+        bool in_line = false;
+        TimestampTz began = 0;
+        for (int l = 0; l < locks->nelements; ++l) {
+            const LockInstanceData &lock = locks->locks[l];
+            if (lock.pid != wait.pid || !same_tag(lock.locktag, queue)) continue;
+            first = first || holds(lock, ExclusiveLock);
+            if (lock.waitLockMode == ExclusiveLock) {
+                in_line = true;
+                began = lock.waitStart;
+            }
+        }
+        if (!first && !in_line) continue;
+        int position = 1;
+        if (!first) {
+            // Behind the first waiter, and behind everybody who began to wait earlier.
+            for (int l = 0; l < locks->nelements; ++l) {
+                const LockInstanceData &lock = locks->locks[l];
+                if (!same_tag(lock.locktag, queue) || lock.pid == wait.pid) continue;
+                if (holds(lock, ExclusiveLock) ||
+                    (lock.waitLockMode == ExclusiveLock &&
+                     (lock.waitStart < began || (lock.waitStart == began && lock.pid < wait.pid))))
+                    ++position;
+            }
+        }
+        Datum values[kCount];
+        bool nulls[kCount];
+        memset(nulls, 0, sizeof(nulls));
+        values[kName] = CStringGetTextDatum(wait.name);
+        values[kN] = Int32GetDatum(wait.n);
+        values[kKind] = CStringGetTextDatum(kind_name(wait.kind));
+        values[kPid] = Int32GetDatum(wait.pid);
+        values[kRole] = ObjectIdGetDatum(wait.role);
+        values[kApp] = CStringGetTextDatum(wait.application_name);
+        values[kSince] = TimestampTzGetDatum(wait.since);
+        values[kPosition] = Int32GetDatum(position);
+        tuplestore_putvalues(store, desc, values, nulls);
+    }
 }
 
 }  // namespace pgsem

@@ -126,11 +126,11 @@ TupleTableSlot *new_tuple_slot(ClaimsTable *table) {
 
 // Reads the row in `tuple`. The dirty snapshot, when given, says whether other open transactions
 // are inserting or changing it.
-void read_row(TupleTableSlot *tuple, const SnapshotData *dirty, ClaimRow *row) {
-    slot_getallattrs(tuple);
-    const Datum *v = tuple->tts_values;
-    const bool *null = tuple->tts_isnull;
-    row->tid = tuple->tts_tid;
+void read_row(TupleTableSlot *tuple_slot, const SnapshotData *dirty, ClaimRow *row) {
+    slot_getallattrs(tuple_slot);
+    const Datum *v = tuple_slot->tts_values;
+    const bool *null = tuple_slot->tts_isnull;
+    row->tid = tuple_slot->tts_tid;
     row->id = DatumGetInt64(v[kColId - 1]);
     row->slot = DatumGetInt32(v[kColSlot - 1]);
     row->n = DatumGetInt32(v[kColSlots - 1]);
@@ -150,6 +150,16 @@ void read_row(TupleTableSlot *tuple, const SnapshotData *dirty, ClaimRow *row) {
     row->holder_role = DatumGetObjectId(v[kColHolderRole - 1]);
     row->inserter = dirty != nullptr ? dirty->xmin : InvalidTransactionId;
     row->insert_in_progress = TransactionIdIsValid(row->inserter);
+    // A dirty read shows this transaction's own rows as if committed; whether a row is one of
+    // them comes from its xmin.
+    row->inserted_by_me = false;
+    if (dirty != nullptr && !row->insert_in_progress) {
+        bool should_free = false;
+        const HeapTuple tuple = ExecFetchSlotHeapTuple(tuple_slot, false, &should_free);
+        row->inserted_by_me =
+            TransactionIdIsCurrentTransactionId(HeapTupleHeaderGetRawXmin(tuple->t_data));
+        if (should_free) heap_freetuple(tuple);
+    }
     row->change_in_progress = dirty != nullptr && TransactionIdIsValid(dirty->xmax);
 }
 

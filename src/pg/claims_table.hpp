@@ -32,6 +32,7 @@ struct ClaimRow {
     // Seen by a dirty read only:
     TransactionId inserter;   // the open transaction inserting this row, or invalid
     bool insert_in_progress;  // inserted by another, still open, transaction
+    bool inserted_by_me;      // inserted by this transaction (a dirty read shows it as committed)
     bool change_in_progress;  // updated or deleted by another, still open, transaction; when
                               // claims_find sees that change keep the claim unended (a renewal),
                               // expires_at is the later of the two versions' expiries

@@ -111,11 +111,15 @@ void install_history_pruning_callback() {
     RegisterXactCallback(on_transaction_event, nullptr);
 }
 
-void prune_history_sometimes(ClaimsTable *table, TimestampTz now) {
+void prune_history_sometimes() {
     if (history_retention_seconds < 0) return;
     if (pg_prng_uint32(&pg_global_prng_state) % kPruneOneIn != 0) return;
+    ClaimsTable table;
+    claims_open(&table, RowExclusiveLock);
     int64 deleted = 0;
-    (void)prune_batch(table, Kind::kEnded, now, retention_micros(), kBatchRows, &deleted);
+    (void)prune_batch(&table, Kind::kEnded, GetCurrentTimestamp(), retention_micros(), kBatchRows,
+                      &deleted);
+    claims_close(&table);
     abandoned_pass_at_commit = true;
 }
 

@@ -18,7 +18,7 @@ void install_history_pruning_callback();
 // Called by every claim: about one claim in kPruneOneIn prunes a batch. Random, not counted, so
 // that short-lived connections prune their share too. Pruning capacity is a multiple of the rate
 // at which claims add rows, so history cannot outgrow retention by more than a few batches.
-void prune_history_sometimes(ClaimsTable *table, TimestampTz now);
+void prune_history_sometimes();
 
 // Deletes up to max_rows claims that ended at least the retention ago, in id order, skipping any
 // row another transaction holds, and returns how many it deleted; a batch of claims abandoned

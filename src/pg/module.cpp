@@ -1,9 +1,14 @@
-// Library entry point: settings and hooks, set up once per backend.
+// Library entry point: settings, hooks and callbacks, set up once per backend (and once in the
+// postmaster when preloaded).
+#include "core/arguments.hpp"
 #include "pg/boundary.hpp"
 #include "pg/claims_table.hpp"
 #include "pg/commit_durability.hpp"
 #include "pg/history_pruning.hpp"
+#include "pg/lock_claims.hpp"
+#include "pg/registry.hpp"
 #include "pg/statement_depth.hpp"
+#include "pg/wait_queue.hpp"
 
 extern "C" {
 PG_MODULE_MAGIC;
@@ -22,8 +27,11 @@ void _PG_init(void) {
         &pgsem::history_retention_seconds, 86400, -1, INT_MAX, PGC_SUSET, GUC_UNIT_S, nullptr,
         nullptr, nullptr);
     MarkGUCPrefixReserved("pgsem");
+    pgsem::install_registry_shmem_hooks();
     pgsem::install_statement_depth_hooks();
     pgsem::install_commit_durability_callback();
     pgsem::install_history_pruning_callback();  // after: its PRE_COMMIT work comes first
+    pgsem::install_lock_claim_callbacks();
+    pgsem::install_wait_queue_callbacks();
     pgsem::install_claims_cache_invalidation();
 }

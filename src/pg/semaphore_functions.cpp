@@ -1,28 +1,48 @@
-// SQL glue for the semaphore functions: argument checks and conversions only; the work is in
-// semaphore.cpp.
+// SQL glue for the lease claims: argument checks and conversions only; the work is in
+// lease_claims.cpp. sem_claim keeps the entry point of its 1.0 signature beside the 1.1 one, for
+// 1.0 installs running on this library until ALTER EXTENSION pgsem UPDATE (the version-skew rule
+// in claims_table.cpp).
 #include "pg/argument_checks.hpp"
-#include "pg/claim_views.hpp"
 #include "pg/boundary.hpp"
-#include "pg/semaphore.hpp"
+#include "pg/lease_claims.hpp"
 
-// sem_claim(name text, n integer, timeout interval DEFAULT '90 seconds') -> bigint
-// Not STRICT: a null argument is an error, because NULL is the answer "every slot is held".
-PGSEM_SQL_FUNCTION(pgsem_sem_claim) {
+namespace {
+
+// sem_claim's arguments: name, n, timeout, and (1.1) wait. Not STRICT: a null argument is an
+// error, because NULL is the answer "no slot".
+Datum sem_claim(FunctionCallInfo fcinfo, bool has_wait) {
     constexpr const char *kFunction = "sem_claim()";
-    text *name = PG_ARGISNULL(0) ? nullptr : PG_GETARG_TEXT_PP(0);
+    const text *name = PG_ARGISNULL(0) ? nullptr : PG_GETARG_TEXT_PP(0);
     pgsem::require_valid_name(kFunction, PG_ARGISNULL(0), name);
     const int32 n = PG_ARGISNULL(1) ? 0 : PG_GETARG_INT32(1);
     pgsem::require_valid_n(kFunction, PG_ARGISNULL(1), n);
     const int64 lease = pgsem::require_valid_lease(
         kFunction, PG_ARGISNULL(2), PG_ARGISNULL(2) ? nullptr : PG_GETARG_INTERVAL_P(2));
-    const int64 id = pgsem::semaphore_claim(pgsem::ClaimRequest{name, n, lease});
+    const int64 wait =
+        has_wait ? pgsem::require_valid_wait(kFunction, PG_ARGISNULL(3),
+                                             PG_ARGISNULL(3) ? nullptr : PG_GETARG_INTERVAL_P(3))
+                 : 0;
+    const int64 id = pgsem::lease_claim(name, n, lease, wait);
     if (id == 0) PG_RETURN_NULL();
     PG_RETURN_INT64(id);
 }
 
+}  // namespace
+
+// 1.0: sem_claim(name text, n integer, timeout interval DEFAULT '90 seconds') -> bigint
+PGSEM_SQL_FUNCTION(pgsem_sem_claim) {
+    return sem_claim(fcinfo, false);
+}
+
+// 1.1: sem_claim(name text, n integer, timeout interval DEFAULT '90 seconds',
+//                wait interval DEFAULT '0') -> bigint
+PGSEM_SQL_FUNCTION(pgsem_sem_claim_1_1) {
+    return sem_claim(fcinfo, true);
+}
+
 // sem_release(id bigint) -> boolean, STRICT
 PGSEM_SQL_FUNCTION(pgsem_sem_release) {
-    PG_RETURN_BOOL(pgsem::semaphore_release(PG_GETARG_INT64(0)));
+    PG_RETURN_BOOL(pgsem::lease_release(PG_GETARG_INT64(0)));
 }
 
 // sem_renew(id bigint, timeout interval DEFAULT NULL) -> boolean; NULL id gives NULL.
@@ -31,12 +51,12 @@ PGSEM_SQL_FUNCTION(pgsem_sem_renew) {
     const bool has_lease = !PG_ARGISNULL(1);
     const int64 lease =
         has_lease ? pgsem::require_valid_lease("sem_renew()", false, PG_GETARG_INTERVAL_P(1)) : 0;
-    PG_RETURN_BOOL(pgsem::semaphore_renew(PG_GETARG_INT64(0), has_lease, lease));
+    PG_RETURN_BOOL(pgsem::lease_renew(PG_GETARG_INT64(0), has_lease, lease));
 }
 
 // sem_held(id bigint) -> boolean, STRICT
 PGSEM_SQL_FUNCTION(pgsem_sem_held) {
-    PG_RETURN_BOOL(pgsem::semaphore_held(PG_GETARG_INT64(0)));
+    PG_RETURN_BOOL(pgsem::lease_held(PG_GETARG_INT64(0)));
 }
 
 // sem_fence(id bigint) -> void; a null id is an error, since a fence that does nothing is a trap.
@@ -44,7 +64,7 @@ PGSEM_SQL_FUNCTION(pgsem_sem_fence) {
     if (PG_ARGISNULL(0))
         ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
                         errmsg("sem_fence(): the claim id must not be null")));
-    pgsem::semaphore_fence(PG_GETARG_INT64(0));
+    pgsem::lease_fence(PG_GETARG_INT64(0));
     PG_RETURN_VOID();
 }
 
@@ -54,13 +74,5 @@ PGSEM_SQL_FUNCTION(pgsem_sem_prune_history) {
     if (max_rows < 0)
         ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                         errmsg("sem_prune_history(): max_rows must not be negative")));
-    PG_RETURN_INT64(pgsem::semaphore_prune_history(max_rows));
-}
-
-// pgsem.live_claims() -> SETOF record: what the views show of claims, committed or not.
-PGSEM_SQL_FUNCTION(pgsem_live_claims) {
-    InitMaterializedSRF(fcinfo, 0);
-    ReturnSetInfo *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
-    pgsem::live_claim_rows(rsinfo->setResult, rsinfo->setDesc);
-    return static_cast<Datum>(0);
+    PG_RETURN_INT64(pgsem::prune_claim_history(max_rows));
 }

@@ -72,3 +72,18 @@ TEST(IntervalMicros, CountsMonthsAsThirtyDaysAndSaturates) {
     EXPECT_EQ(interval_micros(Interval{INT32_MAX, INT32_MAX, INT64_MAX}), INT64_MAX);
     EXPECT_EQ(interval_micros(Interval{INT32_MIN, INT32_MIN, INT64_MIN}), INT64_MIN);
 }
+
+TEST(CheckWait, ZeroUpToADay) {
+    EXPECT_EQ(check_wait(true, {0, 0, 0}).problem, Problem::kNull);
+    EXPECT_EQ(check_wait(false, {0, 0, 0}).problem, Problem::kNone);
+    EXPECT_EQ(check_wait(false, {0, 0, 0}).micros, 0);
+    EXPECT_EQ(check_wait(false, {0, 0, 1}).micros, 1);  // shorter than a lease may be
+    EXPECT_EQ(check_wait(false, {0, 0, -1}).problem, Problem::kNegative);
+    EXPECT_EQ(check_wait(false, {0, 1, 0}).micros, kMicrosPerDay);
+    EXPECT_EQ(check_wait(false, {0, 1, 1}).problem, Problem::kTooLarge);
+    EXPECT_EQ(check_wait(false, {INT32_MAX, INT32_MAX, INT64_MAX}).problem, Problem::kTooLarge);
+    EXPECT_EQ(check_wait(false, {INT32_MIN, 0, 0}).problem, Problem::kNegative);
+    // '1 day -1 hour' waits 23 hours.
+    EXPECT_EQ(check_wait(false, {0, 1, -3600 * kMicrosPerSecond}).micros,
+              23 * 3600 * kMicrosPerSecond);
+}

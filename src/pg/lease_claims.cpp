@@ -4,47 +4,29 @@
 #include "pg/claims_table.hpp"
 #include "pg/commit_durability.hpp"
 #include "pg/history_pruning.hpp"
+#include "pg/lease_claims.hpp"
 #include "pg/lock_tags.hpp"
 #include "pg/locked_claim.hpp"
-#include "pg/semaphore.hpp"
+#include "pg/slot_search.hpp"
 #include "pg/statement_depth.hpp"
+#include "pg/wait_queue.hpp"
 
 namespace pgsem {
-
-// The core objects below live in frames that call into Postgres (boundary rule 1).
-static_assert(std::is_trivially_destructible_v<core::LowestFreeSlot>);
-static_assert(std::is_trivially_destructible_v<core::ProbeSequence>);
 
 namespace {
 
 // A claim row read while another transaction changes it may need a second look; past this many,
 // something is looping and an error is better than a spin.
 constexpr int kMaxRetries = 100;
-// One slot holds at most one committed live row; a few more versions can be in flight.
-constexpr int kMaxRowsPerSlot = 8;
 
 core::ClaimRowState state_of(const ClaimRow &row) {
     return core::ClaimRowState{row.ended, row.expires_at, row.insert_in_progress,
                                row.change_in_progress};
 }
 
-core::Occupancy occupancy(const ClaimRow &row, TimestampTz now) {
-    const core::ClaimRowState state = state_of(row);
-    return PGSEM_NOTHROW(core::classify(state, now));
-}
-
 core::ClaimStatus status(const ClaimRow &row, TimestampTz now) {
     const core::ClaimRowState state = state_of(row);
     return PGSEM_NOTHROW(core::status_of(state, now));
-}
-
-void require_writable(const char *function) {
-    if (RecoveryInProgress())
-        ereport(ERROR, (errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
-                        errmsg("%s cannot run on a hot standby", function),
-                        errdetail("Semaphore state lives in a table only the primary can write."),
-                        errhint("Connect to the primary.")));
-    PreventCommandIfReadOnly(function);
 }
 
 // A claim may be released, renewed or fenced by the role that made it, roles that have its
@@ -61,168 +43,6 @@ void require_may_act(const char *function, const ClaimRow &row) {
                                       row.holder_role),
          errhint("Only that role, roles with its privileges and superusers may act "
                  "on it.")));
-}
-
-// Runs `write` under the lock-manager lock of one slot: the lock every claimer of the slot takes
-// between reading the slot and inserting into it.
-template <typename Write>
-void under_slot_lock(const text *name, int32 slot, Write &&write) {
-    static_assert(std::is_trivially_destructible_v<std::decay_t<Write>>);
-    LOCKTAG tag;
-    slot_locktag(&tag, name, slot);
-    (void)LockAcquire(&tag, ExclusiveLock, false, false);
-    write();
-    // Released now rather than at commit: the rows written speak for the slot from here on.
-    (void)LockRelease(&tag, ExclusiveLock, false);
-}
-
-// ---- timeouts ------------------------------------------------------------------------------
-
-enum class Reap : unsigned char {
-    kVacant,   // recorded as timed out now, or found ended already
-    kHeld,     // someone holds the row (a fence, a release, a renewal): leave it alone
-    kChanged,  // the row changed since it was read: read it again
-};
-
-// Records an expired claim as timed out, never waiting for a row lock.
-Reap reap(ClaimsTable *table, ItemPointerData tid, TimestampTz now) {
-    LockedClaim locked{};
-    switch (claims_lock(table, tid, LockTupleExclusive, LockWaitSkip, &locked)) {
-        case TM_Ok:
-            break;
-        case TM_Updated:
-        case TM_Deleted:
-            return Reap::kChanged;
-        default:
-            return Reap::kHeld;
-    }
-    if (locked.row.ended) return Reap::kVacant;
-    // TM_Ok locks the very version that was read (a newer one gives TM_Updated), so the lease is
-    // the one that ran out. Checked anyway: better a slot left alone than a live claim reaped.
-    if (locked.row.expires_at > now) return Reap::kHeld;
-    claims_end(table, locked, locked.row.expires_at, Outcome::kTimedOut);
-    return Reap::kVacant;
-}
-
-// ---- claiming ------------------------------------------------------------------------------
-
-// The rows of one slot: whether any holds it, and which expired ones a claimer would reap.
-struct SlotView {
-    bool held;
-    int expired_count;
-    ItemPointerData expired[kMaxRowsPerSlot];
-};
-
-void read_slot(ClaimsTable *table, const ClaimRequest &request, int32 slot, TimestampTz now,
-               SlotView *view) {
-    view->held = false;
-    view->expired_count = 0;
-    ClaimScan scan;
-    ClaimRow row;
-    slot_scan_begin(table, &scan, request.name, slot, slot + 1);
-    while (!view->held && claim_scan_next(&scan, &row)) {
-        const core::Occupancy occ = occupancy(row, now);
-        if (occ == core::Occupancy::kHeld || view->expired_count == kMaxRowsPerSlot)
-            view->held = true;
-        else if (occ == core::Occupancy::kExpired)
-            view->expired[view->expired_count++] = row.tid;
-    }
-    claim_scan_end(&scan);
-}
-
-// Under the slot lock: reads the slot again, records expired holders as timed out, inserts the
-// claim. False when the slot turns out to be held after all.
-bool take_locked_slot(ClaimsTable *table, const ClaimRequest &request, int32 slot,
-                      int64 *claim_id) {
-    for (int attempt = 0; attempt < kMaxRetries; ++attempt) {
-        const TimestampTz now = GetCurrentTimestamp();
-        SlotView view;
-        read_slot(table, request, slot, now, &view);
-        if (view.held) return false;
-        Reap outcome = Reap::kVacant;
-        for (int i = 0; i < view.expired_count && outcome == Reap::kVacant; ++i)
-            outcome = reap(table, view.expired[i], now);
-        if (outcome == Reap::kHeld) return false;
-        if (outcome == Reap::kChanged) continue;
-
-        NewClaim claim{};
-        // The id is drawn inside the slot lock, so ids grow in the order claims are granted;
-        // the grant time is taken after it, so claim times follow ids too.
-        claim.id = claims_next_id(table);
-        claim.name = request.name;
-        claim.slot = slot;
-        claim.n = request.n;
-        claim.claimed_at = GetCurrentTimestamp();
-        claim.lease = request.lease;
-        claim.expires_at = PGSEM_NOTHROW(core::lease_end(claim.claimed_at, request.lease));
-        claims_insert(table, claim);
-        *claim_id = claim.id;
-        return true;
-    }
-    ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR),
-                    errmsg("sem_claim(): slot %d kept changing under the slot lock", slot)));
-    return false;
-}
-
-bool try_take_slot(ClaimsTable *table, const ClaimRequest &request, int32 slot, int64 *claim_id) {
-    bool taken = false;
-    under_slot_lock(request.name, slot,
-                    [&] { taken = take_locked_slot(table, request, slot, claim_id); });
-    return taken;
-}
-
-bool looks_free(ClaimsTable *table, const ClaimRequest &request, int32 slot, TimestampTz now) {
-    SlotView view;
-    read_slot(table, request, slot, now, &view);
-    return !view.held;
-}
-
-// The lowest slot in [first, request.n) that no row holds, or -1.
-int32 lowest_free_slot(ClaimsTable *table, const ClaimRequest &request, int32 first,
-                       TimestampTz now) {
-    core::LowestFreeSlot finder(request.n, first);
-    ClaimScan scan;
-    ClaimRow row;
-    int32 answer = -1;
-    slot_scan_begin(table, &scan, request.name, first, request.n);
-    while (answer < 0 && claim_scan_next(&scan, &row)) {
-        const bool held = occupancy(row, now) == core::Occupancy::kHeld;
-        const std::optional<int32> found = PGSEM_NOTHROW(finder.observe(row.slot, held));
-        if (found.has_value()) answer = *found;
-    }
-    claim_scan_end(&scan);
-    if (answer < 0) {
-        const std::optional<int32> found = PGSEM_NOTHROW(finder.finish());
-        if (found.has_value()) answer = *found;
-    }
-    return answer;
-}
-
-int64 claim_in(ClaimsTable *table, const ClaimRequest &request, TimestampTz now) {
-    int64 claim_id = 0;
-    if (request.n <= core::kLockedScanMaxSlots) {
-        for (int32 slot = 0; slot < request.n; ++slot)
-            if (try_take_slot(table, request, slot, &claim_id)) return claim_id;
-        return 0;
-    }
-    if (request.n > core::kOrderedScanMaxSlots) {
-        core::ProbeSequence probes(request.n, pg_prng_uint64(&pg_global_prng_state));
-        for (int i = 0; i < core::kRandomProbes; ++i) {
-            CHECK_FOR_INTERRUPTS();
-            const int32 slot = PGSEM_NOTHROW(probes.next());
-            if (looks_free(table, request, slot, now) &&
-                try_take_slot(table, request, slot, &claim_id))
-                return claim_id;
-        }
-    }
-    for (int32 first = 0; first < request.n;) {
-        CHECK_FOR_INTERRUPTS();
-        const int32 slot = lowest_free_slot(table, request, first, now);
-        if (slot < 0) break;
-        if (try_take_slot(table, request, slot, &claim_id)) return claim_id;
-        first = slot + 1;  // someone else took it first
-    }
-    return 0;
 }
 
 // ---- acting on one claim ---------------------------------------------------------------------
@@ -260,6 +80,7 @@ void apply(ClaimsTable *table, Act act, const LockedClaim &locked, TimestampTz n
     switch (act) {
         case Act::kRelease:
             claims_end(table, locked, now, Outcome::kReleased);
+            wake_first_waiter_at_end(locked_claim_name(locked), true);
             break;
         case Act::kRenew: {
             const int64 lease = has_lease ? new_lease : locked.row.lease;
@@ -267,8 +88,8 @@ void apply(ClaimsTable *table, Act act, const LockedClaim &locked, TimestampTz n
             require_durable_commit();  // a renewal lost in a crash would shorten a lease in use
             // The renewed row may not fit its page and get a new index entry: claimers of the
             // slot must not read the slot halfway through that.
-            under_slot_lock(locked_claim_name(locked), locked.row.slot,
-                            [&] { claims_extend(table, locked, expires); });
+            under_slot_mutex(locked_claim_name(locked), locked.row.slot,
+                             [&] { claims_extend(table, locked, expires); });
             break;
         }
         case Act::kFence:
@@ -277,7 +98,7 @@ void apply(ClaimsTable *table, Act act, const LockedClaim &locked, TimestampTz n
 }
 
 ActResult act_on_claim(const char *function, int64 id, Act act, bool has_lease, int64 new_lease) {
-    require_writable(function);
+    require_primary(function, true);
     // Everything a release or renewal writes -- the row lock, the release, a timeout recorded
     // on the way -- may be lost in a crash without harm; a renewal that succeeds says otherwise
     // (require_durable_commit). A fence is a row lock the caller's own writes depend on.
@@ -328,28 +149,37 @@ ActResult act_on_claim(const char *function, int64 id, Act act, bool has_lease, 
 
 }  // namespace
 
-int64 semaphore_claim(const ClaimRequest &request) {
-    require_writable("sem_claim()");
-    const TimestampTz now = GetCurrentTimestamp();
-    ClaimsTable table;
-    claims_open(&table, RowExclusiveLock);
-    const int64 id = claim_in(&table, request, now);
-    // A claim lost in a crash after its holder saw it commit would let a second holder in.
-    if (id != 0) require_durable_commit();
-    prune_history_sometimes(&table, now);
-    claims_close(&table);
-    return id;
+void require_primary(const char *function, bool refuse_in_read_only) {
+    if (RecoveryInProgress())
+        ereport(ERROR, (errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+                        errmsg("%s cannot run on a hot standby", function),
+                        errdetail("Semaphores live on the primary: in a table only the primary can "
+                                  "write, and in locks that would exclude nobody on the primary."),
+                        errhint("Connect to the primary.")));
+    if (refuse_in_read_only) PreventCommandIfReadOnly(function);
 }
 
-bool semaphore_release(int64 id) {
+int64 lease_claim(const text *name, int32 n, int64 lease, int64 wait) {
+    require_primary("sem_claim()", true);
+    const SlotGrant grant = claim_slot(SlotRequest{name, n, ClaimKind::kLease, lease}, wait);
+    if (grant.granted) {
+        // A claim lost in a crash after its holder saw it commit would let a second holder in.
+        require_durable_commit();
+        wake_first_waiter_at_end(name, false);  // a rollback frees the slot again
+    }
+    prune_history_sometimes();
+    return grant.granted ? grant.claim_id : 0;
+}
+
+bool lease_release(int64 id) {
     return act_on_claim("sem_release()", id, Act::kRelease, false, 0).done;
 }
 
-bool semaphore_renew(int64 id, bool has_lease, int64 lease) {
+bool lease_renew(int64 id, bool has_lease, int64 lease) {
     return act_on_claim("sem_renew()", id, Act::kRenew, has_lease, lease).done;
 }
 
-bool semaphore_held(int64 id) {
+bool lease_held(int64 id) {
     ClaimsTable table;
     claims_open(&table, AccessShareLock);
     ClaimRow row;
@@ -365,7 +195,7 @@ bool semaphore_held(int64 id) {
     return held;
 }
 
-void semaphore_fence(int64 id) {
+void lease_fence(int64 id) {
     warn_if_statement_scoped("sem_fence()",
                              "Call it between BEGIN and COMMIT, in the transaction that writes "
                              "what the claim protects.");
@@ -399,8 +229,8 @@ void semaphore_fence(int64 id) {
     }
 }
 
-int64 semaphore_prune_history(int64 max_rows) {
-    require_writable("sem_prune_history()");
+int64 prune_claim_history(int64 max_rows) {
+    require_primary("sem_prune_history()", true);
     ClaimsTable table;
     claims_open(&table, RowExclusiveLock);
     const int64 pruned = prune_history(&table, GetCurrentTimestamp(), max_rows);

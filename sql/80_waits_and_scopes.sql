@@ -1,0 +1,129 @@
+-- Claims that wait their turn; transaction and session claims. What one session can see; races
+-- between sessions are in test/isolation/specs/sem_wait_*.spec.
+\set ECHO none
+\i sql/helpers/try.sql
+\set ECHO all
+-- A first waiter checks for deadlocks after deadlock_timeout, and again as long before raising.
+SET deadlock_timeout = '50ms';
+
+-- sem_claim's fourth argument, by position or by name; 0 (the default) answers at once.
+SELECT sem_claim('w-full', 1, '1 hour') AS first \gset
+SELECT sem_claim('w-full', 1, '1 hour', '0') IS NULL AS refused_at_once,
+       sem_claim('w-full', 1, wait => '0') IS NULL AS refused_by_name,
+       sem_claim('w-full', 1, '1 hour', '30 milliseconds') IS NULL AS refused_after_waiting;
+-- Nobody is left in line after a wait that timed out, inside a transaction block too.
+BEGIN;
+SELECT sem_claim('w-full', 1, wait => '20 milliseconds') IS NULL AS refused;
+SELECT count(*) AS in_line FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 20561;
+COMMIT;
+SELECT count(*) AS waiters FROM sem_waiters;
+SELECT sem_release(:first) AS released;
+SELECT sem_claim('w-full', 1, wait => '1 second') IS NOT NULL AS granted_without_waiting;
+-- Bad waits: an error, nothing changed.
+SELECT try('SELECT sem_claim(''w-bad'', 1, ''1 hour'', NULL)');
+SELECT try('SELECT sem_claim(''w-bad'', 1, ''1 hour'', ''-1 second'')');
+SELECT try('SELECT sem_claim(''w-bad'', 1, ''1 hour'', ''1 day 1 second'')');
+SELECT try('SELECT sem_claim_xact(''w-bad'', 1, NULL)');
+SELECT try('SELECT sem_claim_session(''w-bad'', 1, ''-1 ms'')');
+SELECT count(*) AS nothing_claimed FROM sem_holders WHERE name = 'w-bad';
+
+-- Transaction claims: slots 0 .. n-1, NULL when full, all freed when the transaction ends.
+BEGIN;
+SELECT sem_claim_xact('x', 2) AS s0, sem_claim_xact('x', 2) AS s1,
+       sem_claim_xact('x', 2) IS NULL AS full;
+SELECT slot, kind, id IS NULL AS no_id, expires_at IS NULL AS no_lease, pid = pg_backend_pid() AS mine,
+       open_since = now() AS open_since_transaction_start
+  FROM sem_holders WHERE name = 'x' ORDER BY slot;
+SELECT live, transaction_claims, session_claims, max_n FROM sem_summary WHERE name = 'x';
+COMMIT;
+SELECT count(*) AS after_commit FROM sem_holders WHERE name = 'x';
+BEGIN;
+SELECT sem_claim_xact('x', 1) AS slot;
+ROLLBACK;
+SELECT count(*) AS after_rollback FROM sem_holders WHERE name = 'x';
+-- A claim in a savepoint that is rolled back is gone with it.
+BEGIN;
+SAVEPOINT sp;
+SELECT sem_claim_xact('x', 1) AS in_savepoint;
+ROLLBACK TO sp;
+SELECT sem_claim_xact('x', 1) AS after_rollback_to;
+COMMIT;
+-- Outside a transaction block it protects nothing, and says so.
+SELECT sem_claim_xact('x', 1) AS alone;
+
+-- Session claims: kept across transactions until released or the session ends.
+SELECT sem_claim_session('s', 2) AS s0, sem_claim_session('s', 2) AS s1,
+       sem_claim_session('s', 2) IS NULL AS full;
+BEGIN;
+SELECT slot, kind FROM sem_holders WHERE name = 's' ORDER BY slot;
+ROLLBACK;
+SELECT count(*) AS kept_across_transactions FROM sem_holders WHERE name = 's';
+SELECT sem_release_session('s', 1) AS released, sem_release_session('s', 1) AS twice,
+       sem_release_session('s', 5) AS never_held, sem_release_session('nothing', 0) AS unknown;
+SELECT sem_claim_session('s', 2) AS taken_again;
+SELECT sem_release_session('s', 0) AND sem_release_session('s', 1) AS released_both;
+SELECT try('SELECT sem_release_session(NULL, 0)');
+SELECT try('SELECT sem_release_session(''s'', NULL)');
+SELECT try('SELECT sem_release_session(''s'', -1)');
+SELECT try('SELECT sem_release_session('''', 0)');
+SELECT try('SELECT sem_claim_session(''s'', 0)');
+SELECT try('SELECT sem_claim_xact(NULL, 1)');
+
+-- All three kinds count against one n.
+SELECT sem_claim('mixed', 3, '1 hour') AS lease \gset
+SELECT sem_claim_session('mixed', 3) AS session_slot;
+BEGIN;
+SELECT sem_claim_xact('mixed', 3) AS xact_slot;
+SELECT sem_claim_xact('mixed', 3) IS NULL AS xact_full,
+       sem_claim_session('mixed', 3) IS NULL AS session_full,
+       sem_claim('mixed', 3) IS NULL AS lease_full;
+SELECT kind, slot FROM sem_holders WHERE name = 'mixed' ORDER BY slot;
+SELECT live, transaction_claims, session_claims FROM sem_summary WHERE name = 'mixed';
+COMMIT;
+SELECT sem_claim('mixed', 3) IS NOT NULL AS lease_after_commit;
+SELECT sem_release_session('mixed', 1) AS released_session;
+SELECT sem_claim_xact('mixed', 3) AS xact_after_session_release;
+
+-- Transaction and session claims write nothing: read-only transactions may take them; a lease,
+-- a row, may not.
+BEGIN READ ONLY;
+SELECT sem_claim_xact('ro', 1) AS xact_slot, sem_claim_session('ro', 2) AS session_slot;
+SELECT try('SELECT sem_claim(''ro'', 3)');
+COMMIT;
+SELECT sem_release_session('ro', 1) AS released;
+
+-- PREPARE TRANSACTION with a transaction claim is refused; leases go through 2PC.
+BEGIN;
+SELECT sem_claim_xact('prep', 1) AS slot;
+PREPARE TRANSACTION 'pgsem_regress_prep';
+SELECT count(*) AS prepared FROM pg_prepared_xacts WHERE gid = 'pgsem_regress_prep';
+SELECT count(*) AS freed FROM sem_holders WHERE name = 'prep';
+BEGIN;
+SELECT sem_claim('prep', 1) IS NOT NULL AS lease;
+PREPARE TRANSACTION 'pgsem_regress_prep';
+SELECT committed, prepared_gid FROM sem_holders WHERE name = 'prep';
+COMMIT PREPARED 'pgsem_regress_prep';
+SELECT committed FROM sem_holders WHERE name = 'prep';
+
+-- Waiting for a slot only this backend holds can never end: a deadlock, found at once (two
+-- checks deadlock_timeout apart) rather than at the end of the wait.
+BEGIN;
+SELECT sem_claim_xact('self', 1) AS mine;
+SELECT try('SELECT sem_claim_xact(''self'', 1, ''1 minute'')');
+ROLLBACK;
+BEGIN;
+SELECT sem_claim('self-lease', 1, '1 hour') IS NOT NULL AS mine;
+SELECT try('SELECT sem_claim(''self-lease'', 1, ''1 hour'', ''1 minute'')');
+ROLLBACK;
+-- A committed lease ends on its own (release, or the lease runs out): waiting for it is no
+-- deadlock, only a wait that may time out.
+SELECT sem_claim('self-lease', 1, '1 hour') AS committed_lease \gset
+SELECT sem_claim('self-lease', 1, '1 hour', '200 milliseconds') IS NULL AS timed_out;
+SELECT sem_release(:committed_lease) AS released;
+
+-- Nothing left behind.
+SELECT count(*) AS waiters FROM sem_waiters;
+SELECT count(*) AS locks FROM pg_locks WHERE locktype = 'advisory' AND objsubid IN (20556, 20558, 20561, 20563);
+SELECT count(sem_release(id)) >= 0 AS cleaned FROM sem_holders WHERE kind = 'lease';
+RESET deadlock_timeout;
+DROP FUNCTION try(text);

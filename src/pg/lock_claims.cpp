@@ -1,0 +1,159 @@
+#include "core/arguments.hpp"
+#include "pg/boundary.hpp"
+#include "pg/lock_claims.hpp"
+#include "pg/registry.hpp"
+#include "pg/wait_queue.hpp"
+
+namespace pgsem {
+
+namespace {
+
+// A claim this backend holds, by name and slot.
+struct HeldSlot {
+    int32 slot;
+    text *name;  // palloc'd copy
+};
+
+// Session claims, for sem_release_session and for the exit of the session; in TopMemoryContext.
+HeldSlot *session_claims = nullptr;
+int session_claim_count = 0;
+int session_claim_capacity = 0;
+
+// Transaction claims of the open transaction, for PREPARE; in TopTransactionContext, so gone with
+// the transaction.
+HeldSlot *transaction_claims = nullptr;
+int transaction_claim_count = 0;
+int transaction_claim_capacity = 0;
+
+void remember(HeldSlot **list, int *count, int *capacity, MemoryContext context, const text *name,
+              int32 slot) {
+    if (*count == *capacity) {
+        const int grown = *capacity == 0 ? 8 : *capacity * 2;
+        *list = *list == nullptr
+                    ? static_cast<HeldSlot *>(MemoryContextAlloc(context, grown * sizeof(HeldSlot)))
+                    : static_cast<HeldSlot *>(repalloc(*list, grown * sizeof(HeldSlot)));
+        *capacity = grown;
+    }
+    text *copy = static_cast<text *>(MemoryContextAlloc(context, VARSIZE_ANY(name)));
+    memcpy(copy, name, VARSIZE_ANY(name));
+    (*list)[(*count)++] = HeldSlot{slot, copy};
+}
+
+bool same_name(const text *a, const text *b) {
+    return VARSIZE_ANY_EXHDR(a) == VARSIZE_ANY_EXHDR(b) &&
+           memcmp(VARDATA_ANY(a), VARDATA_ANY(b), VARSIZE_ANY_EXHDR(a)) == 0;
+}
+
+void release_locks(const text *name, int32 slot, bool session) {
+    LOCKTAG holder;
+    LOCKTAG holders;
+    slot_locktag(&holder, LockClass::kSlotHolder, name, slot);
+    name_locktag(&holders, LockClass::kNameHolders, name);
+    (void)LockRelease(&holder, ExclusiveLock, session);
+    (void)LockRelease(&holders, ShareLock, session);
+}
+
+// PREPARE TRANSACTION with transaction claims is refused: a prepared transaction may stay for
+// days, its locks kept by no backend, and whoever ends it (COMMIT PREPARED) does not know to wake
+// the semaphore's waiters. Lease claims, which are rows, are fine in prepared transactions.
+void on_transaction_event(XactEvent event, void * /*arg*/) {
+    switch (event) {
+        case XACT_EVENT_PRE_PREPARE:
+            for (int i = 0; i < transaction_claim_count; ++i) {
+                LOCKTAG tag;
+                const HeldSlot &held = transaction_claims[i];
+                slot_locktag(&tag, LockClass::kSlotHolder, held.name, held.slot);
+                if (LockHeldByMe(&tag, ExclusiveLock))
+                    ereport(ERROR,
+                            (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                             errmsg("cannot PREPARE a transaction that holds a transaction claim "
+                                    "of semaphore \"%s\"",
+                                    text_to_cstring(held.name)),
+                             errhint("Take a lease (sem_claim) in a transaction to be prepared.")));
+            }
+            break;
+        case XACT_EVENT_COMMIT:
+        case XACT_EVENT_ABORT:
+        case XACT_EVENT_PREPARE:
+        case XACT_EVENT_PARALLEL_COMMIT:
+        case XACT_EVENT_PARALLEL_ABORT:
+            transaction_claims = nullptr;  // its memory went with TopTransactionContext
+            transaction_claim_count = transaction_claim_capacity = 0;
+            registry_forget_transaction_claims();
+            break;
+        default:
+            break;
+    }
+}
+
+// The session ends: its session claims go first, so that their first waiters can be woken, which
+// releasing them at the very end of the backend's life (as Postgres does) would not allow.
+void release_session_claims_at_exit(int /*code*/, Datum /*arg*/) {
+    for (int i = 0; i < session_claim_count; ++i) {
+        const HeldSlot &held = session_claims[i];
+        release_locks(held.name, held.slot, true);
+        wake_first_waiter_now(held.name);
+    }
+    session_claim_count = 0;
+}
+
+}  // namespace
+
+void install_lock_claim_callbacks() {
+    RegisterXactCallback(on_transaction_event, nullptr);
+}
+
+bool slot_held_by_lock(const text *name, int32 slot) {
+    LOCKTAG tag;
+    slot_locktag(&tag, LockClass::kSlotHolder, name, slot);
+    const LockAcquireResult result = LockAcquire(&tag, ExclusiveLock, false, true);
+    if (result == LOCKACQUIRE_NOT_AVAIL) return true;
+    (void)LockRelease(&tag, ExclusiveLock, false);  // the probe's own count
+    // ALREADY_HELD: this backend holds the slot itself, by another claim.
+    return result != LOCKACQUIRE_OK;
+}
+
+bool take_slot_lock(ClaimKind kind, const text *name, int32 slot, int32 n) {
+    const bool session = kind == ClaimKind::kSession;
+    LOCKTAG holder;
+    slot_locktag(&holder, LockClass::kSlotHolder, name, slot);
+    const LockAcquireResult result = LockAcquire(&holder, ExclusiveLock, session, true);
+    if (result == LOCKACQUIRE_NOT_AVAIL) return false;
+    if (result != LOCKACQUIRE_OK) {  // held by this backend already
+        (void)LockRelease(&holder, ExclusiveLock, session);
+        return false;
+    }
+    LOCKTAG holders;
+    name_locktag(&holders, LockClass::kNameHolders, name);
+    (void)LockAcquire(&holders, ShareLock, session, false);  // only ever taken in share mode
+    if (session) {
+        static bool exit_callback_registered = false;
+        if (!exit_callback_registered) {
+            before_shmem_exit(release_session_claims_at_exit, static_cast<Datum>(0));
+            exit_callback_registered = true;
+        }
+        remember(&session_claims, &session_claim_count, &session_claim_capacity, TopMemoryContext,
+                 name, slot);
+    } else {
+        remember(&transaction_claims, &transaction_claim_count, &transaction_claim_capacity,
+                 TopTransactionContext, name, slot);
+        wake_first_waiter_at_end(name, true);
+    }
+    registry_note_claim(kind, name, slot, n);
+    return true;
+}
+
+bool release_session_claim(const text *name, int32 slot) {
+    for (int i = 0; i < session_claim_count; ++i) {
+        if (session_claims[i].slot != slot || !same_name(session_claims[i].name, name)) continue;
+        release_locks(name, slot, true);
+        pfree(session_claims[i].name);
+        session_claims[i] = session_claims[--session_claim_count];
+        registry_forget_claim(ClaimKind::kSession, name, slot);
+        wake_first_waiter_now(name);
+        return true;
+    }
+    return false;
+}
+
+}  // namespace pgsem

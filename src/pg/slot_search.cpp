@@ -1,0 +1,203 @@
+#include "core/arguments.hpp"
+#include "core/slot_choice.hpp"
+#include "pg/boundary.hpp"
+#include "pg/claims_table.hpp"
+#include "pg/lock_claims.hpp"
+#include "pg/locked_claim.hpp"
+#include "pg/slot_search.hpp"
+
+namespace pgsem {
+
+// The core objects below live in frames that call into Postgres (boundary rule 1).
+static_assert(std::is_trivially_destructible_v<core::LowestFreeSlot>);
+static_assert(std::is_trivially_destructible_v<core::ProbeSequence>);
+
+namespace {
+
+// A claim row read while another transaction changes it may need a second look; past this many,
+// something is looping and an error is better than a spin.
+constexpr int kMaxRetries = 100;
+// One slot holds at most one committed live row; a few more versions can be in flight.
+constexpr int kMaxRowsPerSlot = 8;
+
+core::Occupancy occupancy(const ClaimRow &row, TimestampTz now) {
+    const core::ClaimRowState state{row.ended, row.expires_at, row.insert_in_progress,
+                                    row.change_in_progress};
+    return PGSEM_NOTHROW(core::classify(state, now));
+}
+
+// The earliest expiry of a committed lease that holds a slot, for a first waiter's timer.
+void note_expiry(const ClaimRow &row, SlotGrant *grant) {
+    if (row.ended || row.insert_in_progress) return;
+    if (grant->next_expiry == 0 || row.expires_at < grant->next_expiry)
+        grant->next_expiry = row.expires_at;
+}
+
+}  // namespace
+
+Reap reap(ClaimsTable *table, ItemPointerData tid, TimestampTz now) {
+    LockedClaim locked{};
+    switch (claims_lock(table, tid, LockTupleExclusive, LockWaitSkip, &locked)) {
+        case TM_Ok:
+            break;
+        case TM_Updated:
+        case TM_Deleted:
+            return Reap::kChanged;
+        default:
+            return Reap::kHeld;
+    }
+    if (locked.row.ended) return Reap::kVacant;
+    // TM_Ok locks the very version that was read (a newer one gives TM_Updated), so the lease is
+    // the one that ran out. Checked anyway: better a slot left alone than a live claim reaped.
+    if (locked.row.expires_at > now) return Reap::kHeld;
+    claims_end(table, locked, locked.row.expires_at, Outcome::kTimedOut);
+    return Reap::kVacant;
+}
+
+namespace {
+
+// ---- one slot ------------------------------------------------------------------------------
+
+// The rows of one slot: whether any holds it, and which expired ones a lease claimer would reap.
+struct SlotView {
+    bool held;
+    int expired_count;
+    ItemPointerData expired[kMaxRowsPerSlot];
+};
+
+void read_slot(ClaimsTable *table, const SlotRequest &request, int32 slot, TimestampTz now,
+               SlotView *view, SlotGrant *grant) {
+    view->held = false;
+    view->expired_count = 0;
+    ClaimScan scan;
+    ClaimRow row;
+    slot_scan_begin(table, &scan, request.name, slot, slot + 1);
+    while (!view->held && claim_scan_next(&scan, &row)) {
+        const core::Occupancy occ = occupancy(row, now);
+        if (occ == core::Occupancy::kHeld || view->expired_count == kMaxRowsPerSlot) {
+            view->held = true;
+            note_expiry(row, grant);
+        } else if (occ == core::Occupancy::kExpired) {
+            view->expired[view->expired_count++] = row.tid;
+        }
+    }
+    claim_scan_end(&scan);
+}
+
+bool insert_lease(ClaimsTable *table, const SlotRequest &request, int32 slot, SlotGrant *grant) {
+    NewClaim claim{};
+    // The id is drawn inside the slot mutex, so ids grow in the order claims are granted; the
+    // grant time is taken after it, so claim times follow ids too.
+    claim.id = claims_next_id(table);
+    claim.name = const_cast<text *>(request.name);
+    claim.slot = slot;
+    claim.n = request.n;
+    claim.claimed_at = GetCurrentTimestamp();
+    claim.lease = request.lease;
+    claim.expires_at = PGSEM_NOTHROW(core::lease_end(claim.claimed_at, request.lease));
+    claims_insert(table, claim);
+    grant->claim_id = claim.id;
+    return true;
+}
+
+// Under the slot mutex: reads the slot again and takes it. False when it turns out to be held.
+bool take_locked_slot(ClaimsTable *table, const SlotRequest &request, int32 slot,
+                      SlotGrant *grant) {
+    for (int attempt = 0; attempt < kMaxRetries; ++attempt) {
+        const TimestampTz now = GetCurrentTimestamp();
+        SlotView view;
+        read_slot(table, request, slot, now, &view, grant);
+        if (view.held) return false;
+        if (request.kind != ClaimKind::kLease)
+            return take_slot_lock(request.kind, request.name, slot, request.n);
+        if (slot_held_by_lock(request.name, slot)) return false;
+        Reap outcome = Reap::kVacant;
+        for (int i = 0; i < view.expired_count && outcome == Reap::kVacant; ++i)
+            outcome = reap(table, view.expired[i], now);
+        if (outcome == Reap::kHeld) return false;
+        if (outcome == Reap::kChanged) continue;
+        return insert_lease(table, request, slot, grant);
+    }
+    ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR),
+                    errmsg("pgsem: slot %d kept changing under the slot mutex", slot)));
+    return false;
+}
+
+bool try_take_slot(ClaimsTable *table, const SlotRequest &request, int32 slot, SlotGrant *grant) {
+    // A slot held by a transaction or session is skipped without taking its mutex.
+    if (slot_held_by_lock(request.name, slot)) return false;
+    bool taken = false;
+    under_slot_mutex(request.name, slot,
+                     [&] { taken = take_locked_slot(table, request, slot, grant); });
+    if (taken) grant->slot = slot;
+    return taken;
+}
+
+bool looks_free(ClaimsTable *table, const SlotRequest &request, int32 slot, TimestampTz now,
+                SlotGrant *grant) {
+    SlotView view;
+    read_slot(table, request, slot, now, &view, grant);
+    return !view.held;
+}
+
+// The lowest slot in [first, request.n) that no row holds, or -1.
+int32 lowest_free_slot(ClaimsTable *table, const SlotRequest &request, int32 first, TimestampTz now,
+                       SlotGrant *grant) {
+    core::LowestFreeSlot finder(request.n, first);
+    ClaimScan scan;
+    ClaimRow row;
+    int32 answer = -1;
+    slot_scan_begin(table, &scan, request.name, first, request.n);
+    while (answer < 0 && claim_scan_next(&scan, &row)) {
+        const bool held = occupancy(row, now) == core::Occupancy::kHeld;
+        if (held) note_expiry(row, grant);
+        const std::optional<int32> found = PGSEM_NOTHROW(finder.observe(row.slot, held));
+        if (found.has_value()) answer = *found;
+    }
+    claim_scan_end(&scan);
+    if (answer < 0) {
+        const std::optional<int32> found = PGSEM_NOTHROW(finder.finish());
+        if (found.has_value()) answer = *found;
+    }
+    return answer;
+}
+
+}  // namespace
+
+SlotGrant take_free_slot(ClaimsTable *table, const SlotRequest &request) {
+    SlotGrant grant{false, -1, 0, 0};
+    if (request.n <= core::kLockedScanMaxSlots) {
+        for (int32 slot = 0; slot < request.n; ++slot)
+            if (try_take_slot(table, request, slot, &grant)) {
+                grant.granted = true;
+                return grant;
+            }
+        return grant;
+    }
+    const TimestampTz now = GetCurrentTimestamp();
+    if (request.n > core::kOrderedScanMaxSlots) {
+        core::ProbeSequence probes(request.n, pg_prng_uint64(&pg_global_prng_state));
+        for (int i = 0; i < core::kRandomProbes; ++i) {
+            CHECK_FOR_INTERRUPTS();
+            const int32 slot = PGSEM_NOTHROW(probes.next());
+            if (looks_free(table, request, slot, now, &grant) &&
+                try_take_slot(table, request, slot, &grant)) {
+                grant.granted = true;
+                return grant;
+            }
+        }
+    }
+    for (int32 first = 0; first < request.n;) {
+        CHECK_FOR_INTERRUPTS();
+        const int32 slot = lowest_free_slot(table, request, first, now, &grant);
+        if (slot < 0) break;
+        if (try_take_slot(table, request, slot, &grant)) {
+            grant.granted = true;
+            return grant;
+        }
+        first = slot + 1;  // someone else holds it, by a row or a lock
+    }
+    return grant;
+}
+
+}  // namespace pgsem

@@ -1,0 +1,40 @@
+// The line of waiters of a semaphore: claims that wait their turn, first come first served.
+//
+// The line is a lock in the lock manager (kQueue on the semaphore's name):
+//  - A claim first looks for a free slot while holding that lock in share mode, which it gets
+//    only if nobody waits: a caller never passes a waiter, whether it waits itself or not.
+//  - A claim that found every slot held and may wait asks for the lock exclusively. The lock
+//    manager queues such requests first come first served; pg_locks and pg_stat_activity show the
+//    waiters; lock_timeout, statement_timeout, cancellation and Postgres' deadlock detector apply.
+//  - The one that holds it is the first waiter: it alone looks for slots, sleeps on its latch in
+//    between, and is woken by whoever frees a slot of the semaphore (a release, a rolled-back
+//    claim, a transaction or session claim ending: after the locks are gone, from a resource-
+//    release callback) or by its timer when a lease runs out. When it gets its slot, or gives up,
+//    it lets go of the lock and the lock manager makes the next in line the first waiter.
+// Waiters pass different n? The line is one line: the first waiter waits for a slot below its own
+// n, and everybody behind it waits for it (head-of-line blocking, as in fair semaphores with
+// multi-permit acquires). This also leaves room for claims of k slots at once: the first waiter
+// would take k slots or none.
+//
+// Postgres' deadlock detector sees the line but not the first waiter's latch sleep, so the first
+// waiter checks for cycles itself (deadlock_check.hpp).
+#pragma once
+
+#include "pg/slot_search.hpp"
+
+namespace pgsem {
+
+// Registers the resource-release callback that wakes first waiters. Called once, from _PG_init.
+void install_wait_queue_callbacks();
+
+// Claims a slot for `request`, waiting up to `wait` microseconds for one (0: not at all).
+// Errors (cancellation, timeouts, a deadlock) leave no claim and no place in line.
+SlotGrant claim_slot(const SlotRequest &request, int64 wait);
+
+// This backend freed, or may free at the end of its transaction, a slot of `name`: wake the first
+// waiter, now, or once the transaction's locks are gone (also_on_commit false: only when it rolls
+// back, for a lease claim that a rollback would free).
+void wake_first_waiter_now(const text *name);
+void wake_first_waiter_at_end(const text *name, bool also_on_commit);
+
+}  // namespace pgsem
