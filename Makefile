@@ -32,6 +32,10 @@ PG_CPPFLAGS = -I$(srcdir)/src -isystem $(includedir_server)
 PG_CXXFLAGS = -std=c++17 -Wno-register -Wextra -Wno-missing-field-initializers \
               $(WERROR)
 SHLIB_LINK += -lstdc++
+# PGXS tracks no header dependencies unless the server was configured with --enable-depend:
+# without this, changing a header (a struct's layout) would leave stale objects behind.
+PG_CXXFLAGS += -MMD -MP
+EXTRA_CLEAN = $(OBJS:.o=.d)
 
 # No LLVM bitcode: JIT inlining gains nothing here, and Debian's clang would compile the C++
 # sources again without the flags above.
@@ -40,3 +44,5 @@ override with_llvm = no
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+-include $(OBJS:.o=.d)

@@ -3,7 +3,7 @@
 -- Runs in one transaction that is rolled back, so files are independent of each other.
 \set ON_ERROR_STOP 1
 BEGIN;
-SELECT plan(142);
+SELECT plan(165);
 
 -- One row per function of the API: the expected catalog entry.
 CREATE TEMP TABLE api (
@@ -28,8 +28,14 @@ INSERT INTO api VALUES
     ('advisory_session_try_lock_text_shared', '{text}', 'boolean', 'volatile', false, 'u', 'key text'),
     ('advisory_session_unlock_text', '{text}', 'boolean', 'volatile', false, 'u', 'key text'),
     ('advisory_session_unlock_text_shared', '{text}', 'boolean', 'volatile', false, 'u', 'key text'),
-    ('sem_claim', '{text,integer,interval}', 'bigint', 'volatile', false, 'u',
-        'name text, n integer, timeout interval DEFAULT ''00:01:30''::interval'),
+    ('sem_claim', '{text,integer,interval,interval}', 'bigint', 'volatile', false, 'u',
+        'name text, n integer, timeout interval DEFAULT ''00:01:30''::interval, wait interval DEFAULT ''00:00:00''::interval'),
+    ('sem_claim_xact', '{text,integer,interval}', 'integer', 'volatile', false, 'u',
+        'name text, n integer, wait interval DEFAULT ''00:00:00''::interval'),
+    ('sem_claim_session', '{text,integer,interval}', 'integer', 'volatile', false, 'u',
+        'name text, n integer, wait interval DEFAULT ''00:00:00''::interval'),
+    ('sem_release_session', '{text,integer}', 'boolean', 'volatile', false, 'u',
+        'name text, slot integer'),
     ('sem_release', '{bigint}', 'boolean', 'volatile', true, 'u', 'id bigint'),
     ('sem_renew', '{bigint,interval}', 'boolean', 'volatile', false, 'u',
         'id bigint, timeout interval DEFAULT NULL::interval'),
@@ -55,11 +61,11 @@ SELECT results_eq(
        ORDER BY 1$$,
     $$SELECT format('%I(%s)', name, array_to_string(args, ','))::regprocedure::text
         FROM api ORDER BY 1$$,
-    'pgsem owns exactly the 18 functions of its API in its schema');
-SELECT is((SELECT count(*) FROM api_proc WHERE fn IS NOT NULL), 18::bigint,
+    'pgsem owns exactly the 21 functions of its API in its schema');
+SELECT is((SELECT count(*) FROM api_proc WHERE fn IS NOT NULL), 21::bigint,
           'every API function resolves by its exact signature');
 
--- 2. Per function: exists, returns, volatility, strictness, language, parallel safety (6 x 18).
+-- 2. Per function: exists, returns, volatility, strictness, language, parallel safety (6 x 21).
 SELECT has_function('public', name, args,
                     format('%s(%s) exists', name, array_to_string(args, ', ')))
   FROM api ORDER BY name, args;
@@ -102,7 +108,7 @@ SELECT results_eq(
     $$VALUES ('fnv1a_64(bytea)'), ('fnv1a_64(text)')$$,
     'only fnv1a_64 is PARALLEL SAFE');
 
--- 4. None is SECURITY DEFINER or pins settings (the SQL script says none needs to) (18 + 1).
+-- 4. None is SECURITY DEFINER or pins settings (the SQL script says none needs to) (21 + 1).
 SELECT isnt_definer('public', name, args,
                     format('%s(%s) is not SECURITY DEFINER', name, array_to_string(args, ', ')))
   FROM api ORDER BY name, args;
@@ -115,9 +121,9 @@ SELECT results_eq(
     $$SELECT fn::regprocedure::text, pg_get_function_arguments(fn) FROM api_proc ORDER BY 1$$,
     $$SELECT fn::regprocedure::text, arguments FROM api_proc ORDER BY 1$$,
     'pg_get_function_arguments() of every function');
-SELECT is(pg_get_function_arguments('public.sem_claim(text,integer,interval)'::regprocedure),
-          'name text, n integer, timeout interval DEFAULT ''00:01:30''::interval',
-          'sem_claim: timeout defaults to 00:01:30');
+SELECT is(pg_get_function_arguments('public.sem_claim(text,integer,interval,interval)'::regprocedure),
+          'name text, n integer, timeout interval DEFAULT ''00:01:30''::interval, wait interval DEFAULT ''00:00:00''::interval',
+          'sem_claim: timeout defaults to 00:01:30, wait to 0');
 SELECT is(pg_get_function_arguments('public.sem_renew(bigint,interval)'::regprocedure),
           'id bigint, timeout interval DEFAULT NULL::interval',
           'sem_renew: timeout defaults to NULL');
@@ -126,9 +132,16 @@ SELECT is(pg_get_function_arguments('public.sem_prune_history(bigint)'::regproce
           'sem_prune_history: max_rows defaults to 10000');
 -- The default expressions, evaluated.
 SELECT results_eq(
-    'SELECT ' || pg_get_function_arg_default('public.sem_claim(text,integer,interval)'::regprocedure, 3),
+    'SELECT ' || pg_get_function_arg_default('public.sem_claim(text,integer,interval,interval)'::regprocedure, 3),
     $$VALUES (interval '90 seconds')$$,
     'sem_claim''s default timeout evaluates to 90 seconds');
+SELECT results_eq(
+    format('SELECT %s, %s, %s',
+           pg_get_function_arg_default('public.sem_claim(text,integer,interval,interval)'::regprocedure, 4),
+           pg_get_function_arg_default('public.sem_claim_xact(text,integer,interval)'::regprocedure, 3),
+           pg_get_function_arg_default('public.sem_claim_session(text,integer,interval)'::regprocedure, 3)),
+    $$VALUES (interval '0', interval '0', interval '0')$$,
+    'every claim''s default wait evaluates to 0: answer at once');
 SELECT results_eq(
     'SELECT ' || pg_get_function_arg_default('public.sem_renew(bigint,interval)'::regprocedure, 2)
         || ' IS NULL',
@@ -138,12 +151,17 @@ SELECT results_eq(
     $$SELECT fn::regprocedure::text, p.pronargdefaults::int
         FROM api_proc a JOIN pg_proc p ON p.oid = a.fn ORDER BY 1$$,
     $$SELECT fn::regprocedure::text,
-             CASE WHEN name IN ('sem_claim', 'sem_renew', 'sem_prune_history') THEN 1 ELSE 0 END
+             CASE WHEN name = 'sem_claim' THEN 2
+                  WHEN name IN ('sem_renew', 'sem_prune_history', 'sem_claim_xact',
+                                'sem_claim_session') THEN 1
+                  ELSE 0 END
         FROM api_proc ORDER BY 1$$,
-    'only sem_claim, sem_renew and sem_prune_history have a default argument');
-SELECT is(pg_get_function_identity_arguments('public.sem_claim(text,integer,interval)'::regprocedure),
-          'name text, n integer, timeout interval',
-          'sem_claim''s arguments are named name, n, timeout');
+    'the default arguments: sem_claim two, sem_renew, sem_prune_history and the scoped claims one');
+SELECT is(pg_get_function_identity_arguments('public.sem_claim(text,integer,interval,interval)'::regprocedure),
+          'name text, n integer, timeout interval, wait interval',
+          'sem_claim''s arguments are named name, n, timeout, wait');
+SELECT ok(to_regprocedure('public.sem_claim(text,integer,interval)') IS NULL,
+          'the three-argument sem_claim of 1.0 is gone: no call is ambiguous');
 
 -- 6. Internal functions live in schema pgsem, which PUBLIC cannot use: the views reach
 --    live_claims(), the trigger on pgsem.claims calls skip_replicated_change().
@@ -156,8 +174,9 @@ SELECT results_eq(
         JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'pgsem'
        WHERE p.pronamespace = 'pgsem'::regnamespace
        ORDER BY 1$$,
-    $$VALUES ('pgsem.live_claims()', 'v', 'r', true),
-             ('pgsem.skip_replicated_change()', 'v', 'u', true)$$,
+    $$VALUES ('pgsem.live_claims()', 'v', 'r', true), ('pgsem.lock_claims()', 'v', 'r', true),
+             ('pgsem.skip_replicated_change()', 'v', 'u', true),
+             ('pgsem.waiters()', 'v', 'r', true)$$,
     'the internal functions, in schema pgsem');
 SELECT is(pg_get_function_result('pgsem.live_claims()'::regprocedure),
           'SETOF record', 'pgsem.live_claims() returns a set of records');

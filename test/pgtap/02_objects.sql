@@ -3,7 +3,7 @@
 -- PUBLIC has no right at all on schema pgsem, table pgsem.claims or sequence pgsem.claim_id.
 \set ON_ERROR_STOP 1
 BEGIN;
-SELECT plan(122);
+SELECT plan(140);
 
 -- An ordinary role: no attributes, no grants, member of nothing.
 CREATE ROLE pgtap_plain NOLOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT;
@@ -99,27 +99,31 @@ SELECT results_eq(
 -- Views (3 x 5 = 15, plus 3 column lists and 14 column types)
 ------------------------------------------------------------------------------------------------
 SELECT has_view('public', v, format('view %s exists', v))
-  FROM unnest(ARRAY['sem_holders', 'sem_summary', 'sem_history']) v;
+  FROM unnest(ARRAY['sem_holders', 'sem_summary', 'sem_history', 'sem_waiters']) v;
 SELECT table_privs_are('public', v, 'public', ARRAY['SELECT'],
                        format('PUBLIC may SELECT %s and nothing else', v))
-  FROM unnest(ARRAY['sem_holders', 'sem_summary', 'sem_history']) v;
+  FROM unnest(ARRAY['sem_holders', 'sem_summary', 'sem_history', 'sem_waiters']) v;
 SELECT table_privs_are('public', v, 'pgtap_plain', ARRAY['SELECT'],
                        format('an ordinary role may SELECT %s and nothing else', v))
-  FROM unnest(ARRAY['sem_holders', 'sem_summary', 'sem_history']) v;
+  FROM unnest(ARRAY['sem_holders', 'sem_summary', 'sem_history', 'sem_waiters']) v;
 SELECT ok(has_table_privilege('pgtap_plain', format('public.%I', v), 'SELECT'),
           format('has_table_privilege(ordinary role, %s, SELECT)', v))
-  FROM unnest(ARRAY['sem_holders', 'sem_summary', 'sem_history']) v;
+  FROM unnest(ARRAY['sem_holders', 'sem_summary', 'sem_history', 'sem_waiters']) v;
 SELECT is(obj_description(format('public.%I', v)::regclass, 'pg_class') IS NOT NULL, true,
           format('view %s has a COMMENT', v))
-  FROM unnest(ARRAY['sem_holders', 'sem_summary', 'sem_history']) v;
+  FROM unnest(ARRAY['sem_holders', 'sem_summary', 'sem_history', 'sem_waiters']) v;
 
 SELECT columns_are('public', 'sem_holders',
     ARRAY['name', 'slot', 'id', 'claimed_at', 'expires_at', 'pid', 'role', 'application_name',
-          'committed', 'prepared_gid', 'open_since'],
+          'committed', 'prepared_gid', 'open_since', 'kind'],
     'sem_holders has the expected columns');
 SELECT columns_are('public', 'sem_summary',
-    ARRAY['name', 'live', 'expired_unreaped', 'max_n', 'uncommitted'],
+    ARRAY['name', 'live', 'expired_unreaped', 'max_n', 'uncommitted', 'transaction_claims',
+          'session_claims', 'waiting'],
     'sem_summary has the expected columns');
+SELECT columns_are('public', 'sem_waiters',
+    ARRAY['name', 'n', 'pid', 'role', 'waiting_since', 'position', 'kind', 'application_name'],
+    'sem_waiters has the expected columns');
 SELECT columns_are('public', 'sem_history',
     ARRAY['id', 'name', 'slot', 'n', 'claimed_at', 'expires_at', 'lease', 'status', 'ended_at',
           'pid', 'role', 'application_name'],
@@ -133,12 +137,15 @@ SELECT col_type_is('public', c.v, c.col, c.typ, format('%s.%s is %s', c.v, c.col
     (9, 'sem_summary', 'max_n', 'integer'),
     (10, 'sem_history', 'n', 'integer'), (11, 'sem_history', 'status', 'text'),
     (12, 'sem_history', 'ended_at', 'timestamp with time zone'),
-    (13, 'sem_history', 'lease', 'interval'), (14, 'sem_history', 'role', 'regrole'))
+    (13, 'sem_history', 'lease', 'interval'), (14, 'sem_history', 'role', 'regrole'),
+    (15, 'sem_holders', 'kind', 'text'), (16, 'sem_summary', 'waiting', 'bigint'),
+    (17, 'sem_waiters', 'position', 'integer'), (18, 'sem_waiters', 'role', 'regrole'),
+    (19, 'sem_waiters', 'waiting_since', 'timestamp with time zone'))
     AS c(pos, v, col, typ)
  ORDER BY c.pos;
 
 ------------------------------------------------------------------------------------------------
--- Functions: PUBLIC and an ordinary role may EXECUTE every one (18 + 18 + 2)
+-- Functions: PUBLIC and an ordinary role may EXECUTE every one (21 + 21 + 2)
 ------------------------------------------------------------------------------------------------
 CREATE TEMP TABLE api (name name, args name[]) ON COMMIT DROP;
 INSERT INTO api VALUES
@@ -149,7 +156,9 @@ INSERT INTO api VALUES
     ('advisory_session_try_lock_text', '{text}'),
     ('advisory_session_try_lock_text_shared', '{text}'),
     ('advisory_session_unlock_text', '{text}'), ('advisory_session_unlock_text_shared', '{text}'),
-    ('sem_claim', '{text,integer,interval}'), ('sem_release', '{bigint}'),
+    ('sem_claim', '{text,integer,interval,interval}'), ('sem_release', '{bigint}'),
+    ('sem_claim_xact', '{text,integer,interval}'), ('sem_claim_session', '{text,integer,interval}'),
+    ('sem_release_session', '{text,integer}'),
     ('sem_renew', '{bigint,interval}'), ('sem_held', '{bigint}'), ('sem_fence', '{bigint}'),
     ('sem_prune_history', '{bigint}');
 
@@ -166,8 +175,8 @@ SELECT results_eq(
         JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
         JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'pgsem'
        WHERE p.pronamespace = 'public'::regnamespace$$,
-    $$VALUES (18::bigint, true)$$,
-    'has_function_privilege: the ordinary role may execute all 18 pgsem API functions');
+    $$VALUES (21::bigint, true)$$,
+    'has_function_privilege: the ordinary role may execute all 21 pgsem API functions');
 SELECT is((SELECT count(*) FROM pg_proc p
              JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid
                              AND d.deptype = 'e'
@@ -182,7 +191,7 @@ SELECT is((SELECT count(*) FROM pg_proc p
 ------------------------------------------------------------------------------------------------
 SET LOCAL ROLE pgtap_plain;
 SELECT lives_ok(format('SELECT * FROM public.%I', v), format('an ordinary role reads %s', v))
-  FROM unnest(ARRAY['sem_holders', 'sem_summary', 'sem_history']) v;
+  FROM unnest(ARRAY['sem_holders', 'sem_summary', 'sem_history', 'sem_waiters']) v;
 SELECT lives_ok(q, 'an ordinary role calls ' || q)
   FROM unnest(ARRAY[$$SELECT fnv1a_64('k')$$, $$SELECT sem_held(-1)$$,
                     $$SELECT sem_release(-1)$$]) q;
