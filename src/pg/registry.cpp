@@ -54,12 +54,32 @@ struct Control {
 };
 
 shmem_request_hook_type previous_shmem_request = nullptr;
+shmem_startup_hook_type previous_shmem_startup = nullptr;
 Segment *segment = nullptr;  // this backend's mapping
 BackendEntry *mine = nullptr;
 
 void request_shmem() {
     if (previous_shmem_request != nullptr) previous_shmem_request();
     RequestAddinShmemSpace(MAXALIGN(sizeof(Control)));
+}
+
+// Caller holds AddinShmemInitLock.
+Control *find_control() {
+    bool found = false;
+    Control *control =
+        static_cast<Control *>(ShmemInitStruct(kControlName, sizeof(Control), &found));
+    if (!found) control->registry = DSM_HANDLE_INVALID;
+    return control;
+}
+
+// Preloaded, the control struct is made at startup out of the space requested above, so no later
+// session can find the server's spare shared memory used up. The registry itself (dynamic shared
+// memory) is still made by the first session that needs it.
+void create_control() {
+    if (previous_shmem_startup != nullptr) previous_shmem_startup();
+    LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+    find_control();
+    LWLockRelease(AddinShmemInitLock);
 }
 
 Size segment_size(int entries) {
@@ -70,11 +90,8 @@ void clear_entry_at_exit(int /*code*/, Datum /*arg*/);
 
 void attach() {
     if (segment != nullptr) return;
-    bool found = false;
     LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-    Control *control =
-        static_cast<Control *>(ShmemInitStruct(kControlName, sizeof(Control), &found));
-    if (!found) control->registry = DSM_HANDLE_INVALID;
+    Control *control = find_control();
     dsm_segment *dsm = nullptr;
     if (control->registry != DSM_HANDLE_INVALID) dsm = dsm_attach(control->registry);
     if (dsm == nullptr) {
@@ -165,6 +182,8 @@ void install_registry_shmem_hooks() {
     if (!process_shared_preload_libraries_in_progress) return;
     previous_shmem_request = shmem_request_hook;
     shmem_request_hook = request_shmem;
+    previous_shmem_startup = shmem_startup_hook;
+    shmem_startup_hook = create_control;
 }
 
 void registry_note_claim(ClaimKind kind, const text *name, int32 slot, int32 n) {
