@@ -119,6 +119,17 @@ ROLLBACK;
 -- deadlock, only a wait that may time out.
 SELECT sem_claim('self-lease', 1, '1 hour') AS committed_lease \gset
 SELECT sem_claim('self-lease', 1, '1 hour', '200 milliseconds') IS NULL AS timed_out;
+-- lock_timeout and statement_timeout end a wait with their own errors, before its own end.
+SET lock_timeout = '100ms';
+SELECT try('SELECT sem_claim(''self-lease'', 1, ''1 hour'', ''1 minute'')');
+SELECT try('SELECT sem_claim_session(''self-lease'', 1, ''1 minute'')');
+RESET lock_timeout;
+BEGIN;
+SET LOCAL statement_timeout = '100ms';
+SELECT sem_claim_xact('self-lease', 1, '1 minute');
+ROLLBACK;
+SELECT (SELECT count(*) FROM sem_waiters) AS waiters,
+       (SELECT count(*) FROM sem_holders WHERE name = 'self-lease' AND kind <> 'lease') AS other_claims;
 SELECT sem_release(:committed_lease) AS released;
 
 -- Nothing left behind.
