@@ -69,6 +69,18 @@ SELECT try('SELECT sem_release_session('''', 0)');
 SELECT try('SELECT sem_claim_session(''s'', 0)');
 SELECT try('SELECT sem_claim_xact(NULL, 1)');
 
+-- Session claims are session-level advisory locks: pg_advisory_unlock_all() and DISCARD ALL (a
+-- session pooler's reset query) free them too, and pgsem forgets them when that transaction ends.
+SELECT sem_claim_session('s', 2) AS s0, sem_claim_session('s', 2) AS s1;
+SELECT pg_advisory_unlock_all();
+SELECT count(*) AS after_unlock_all FROM sem_holders WHERE name = 's';
+SELECT sem_release_session('s', 0) AS was_still_held;
+SELECT sem_claim_session('s', 1) AS s0;
+DISCARD ALL;
+SET deadlock_timeout = '50ms';  -- DISCARD ALL reset it
+SELECT count(*) AS after_discard_all FROM sem_holders WHERE name = 's';
+SELECT sem_claim_session('s', 1) AS s0_again, sem_release_session('s', 0) AS released;
+
 -- All three kinds count against one n.
 SELECT sem_claim('mixed', 3, '1 hour') AS lease \gset
 SELECT sem_claim_session('mixed', 3) AS session_slot;

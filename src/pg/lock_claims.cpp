@@ -53,6 +53,31 @@ void release_locks(const text *name, int32 slot, bool session) {
     (void)LockRelease(&holders, ShareLock, session);
 }
 
+bool session_lock_held(const HeldSlot &held) {
+    LOCKTAG holder;
+    slot_locktag(&holder, LockClass::kSlotHolder, held.name, held.slot);
+    return LockHeldByMe(&holder, ExclusiveLock);
+}
+
+void forget_session_claim(int index) {
+    registry_forget_claim(ClaimKind::kSession, session_claims[index].name,
+                          session_claims[index].slot);
+    pfree(session_claims[index].name);
+    session_claims[index] = session_claims[--session_claim_count];
+}
+
+// Session claims are session-level advisory locks, so pg_advisory_unlock_all() and DISCARD ALL
+// (a session pooler's reset query) release them too, without a word to pgsem. At the end of each
+// transaction a session that has session claims forgets those whose locks are gone and wakes
+// their semaphores' first waiters: a lookup in the backend's own lock table per claim.
+void forget_released_session_claims() {
+    for (int i = session_claim_count - 1; i >= 0; --i) {
+        if (session_lock_held(session_claims[i])) continue;
+        wake_first_waiter_now(session_claims[i].name);
+        forget_session_claim(i);
+    }
+}
+
 // PREPARE TRANSACTION with transaction claims is refused: a prepared transaction may stay for
 // days, its locks kept by no backend, and whoever ends it (COMMIT PREPARED) does not know to wake
 // the semaphore's waiters. Lease claims, which are rows, are fine in prepared transactions.
@@ -74,6 +99,8 @@ void on_transaction_event(XactEvent event, void * /*arg*/) {
             break;
         case XACT_EVENT_COMMIT:
         case XACT_EVENT_ABORT:
+            if (session_claim_count > 0) forget_released_session_claims();
+            [[fallthrough]];
         case XACT_EVENT_PREPARE:
         case XACT_EVENT_PARALLEL_COMMIT:
         case XACT_EVENT_PARALLEL_ABORT:
@@ -146,12 +173,11 @@ bool take_slot_lock(ClaimKind kind, const text *name, int32 slot, int32 n) {
 bool release_session_claim(const text *name, int32 slot) {
     for (int i = 0; i < session_claim_count; ++i) {
         if (session_claims[i].slot != slot || !same_name(session_claims[i].name, name)) continue;
-        release_locks(name, slot, true);
-        pfree(session_claims[i].name);
-        session_claims[i] = session_claims[--session_claim_count];
-        registry_forget_claim(ClaimKind::kSession, name, slot);
+        const bool held = session_lock_held(session_claims[i]);  // else unlocked behind pgsem's back
+        if (held) release_locks(name, slot, true);
         wake_first_waiter_now(name);
-        return true;
+        forget_session_claim(i);
+        return held;
     }
     return false;
 }
