@@ -1,7 +1,9 @@
-# pgsem behind pgbouncer in transaction pooling mode, where consecutive transactions of one
-# client may run on different server sessions: claims are rows, not session state, so one made
-# in one transaction can be released in a later one on another server session; transaction-level
-# text locks and fences work inside BEGIN..COMMIT and end with the transaction.
+# pgsem behind pgbouncer. In transaction pooling consecutive transactions of one client may run on
+# different server sessions: leases are rows, not session state, so one made in one transaction
+# can be released in a later one on another server session; transaction claims, waits,
+# transaction-level text locks and fences work inside BEGIN..COMMIT and end with the transaction;
+# session claims are unsafe (shown below). In session pooling, session claims work and end when
+# the client leaves, by the pooler's reset query.
 use strict;
 use warnings;
 
@@ -27,32 +29,6 @@ $node->safe_psql('postgres', 'CREATE TABLE guarded (claim bigint, note text)');
 my $user = $node->safe_psql('postgres', 'SELECT current_user');
 
 # ---- pgbouncer -------------------------------------------------------------------------------
-my $dir = PostgreSQL::Test::Utils::tempdir;
-my $bouncer_port = PostgreSQL::Test::Cluster::get_free_port();
-my $node_port = $node->port;
-PostgreSQL::Test::Utils::append_to_file("$dir/userlist.txt", qq{"$user" ""\n});
-PostgreSQL::Test::Utils::append_to_file(
-	"$dir/pgbouncer.ini", qq{[databases]
-pgsemdb = host=127.0.0.1 port=$node_port dbname=postgres user=$user
-
-[pgbouncer]
-listen_addr = 127.0.0.1
-listen_port = $bouncer_port
-unix_socket_dir =
-auth_type = any
-auth_file = $dir/userlist.txt
-admin_users = $user
-pool_mode = transaction
-default_pool_size = 4
-max_client_conn = 50
-logfile = $dir/pgbouncer.log
-pidfile = $dir/pgbouncer.pid
-});
-my $bouncer_out = '';
-my $bouncer = IPC::Run::start([ $pgbouncer, "$dir/pgbouncer.ini" ],
-	'<', \undef, '>&', \$bouncer_out);
-END { $bouncer->kill_kill(grace => 5) if $bouncer; }
-
 # Clients reach the node through pgbouncer: a Cluster whose connection string names the pooler,
 # so that psql, safe_psql and background_psql all go through it.
 package ViaBouncer
@@ -65,28 +41,63 @@ package ViaBouncer
 		return "host=127.0.0.1 port=$self->{_bouncer_port} dbname=pgsemdb";
 	}
 }
-my $via = bless { %$node, _bouncer_port => $bouncer_port }, 'ViaBouncer';
 
-my $up = 0;
-for (1 .. 100)
+my @bouncers;
+END { $_->kill_kill(grace => 5) for @bouncers; }
+
+# Starts a pgbouncer in front of the node in the given pool mode, with its defaults otherwise
+# (in session mode: server_reset_query = DISCARD ALL when a client leaves); returns a ViaBouncer
+# and the pooler's port.
+sub start_bouncer
 {
-	my ($rc, $out) = $via->psql('pgsemdb', 'SELECT 1');
-	if ($rc == 0 && $out eq '1') { $up = 1; last; }
-	usleep(100_000);
-}
-if (!$up)
-{
-	$bouncer->pump_nb;
-	diag "pgbouncer output:\n$bouncer_out";
-	diag "pgbouncer log:\n" . slurp_file("$dir/pgbouncer.log") if -e "$dir/pgbouncer.log";
-	die 'pgbouncer did not come up';
-}
-ok(1, "pgbouncer listens on 127.0.0.1:$bouncer_port");
-{
+	my ($mode) = @_;
+	my $dir = PostgreSQL::Test::Utils::tempdir;
+	my $bouncer_port = PostgreSQL::Test::Cluster::get_free_port();
+	my $node_port = $node->port;
+	PostgreSQL::Test::Utils::append_to_file("$dir/userlist.txt", qq{"$user" ""\n});
+	PostgreSQL::Test::Utils::append_to_file(
+		"$dir/pgbouncer.ini", qq{[databases]
+pgsemdb = host=127.0.0.1 port=$node_port dbname=postgres user=$user
+
+[pgbouncer]
+listen_addr = 127.0.0.1
+listen_port = $bouncer_port
+unix_socket_dir =
+auth_type = any
+auth_file = $dir/userlist.txt
+admin_users = $user
+pool_mode = $mode
+default_pool_size = 4
+max_client_conn = 50
+logfile = $dir/pgbouncer.log
+pidfile = $dir/pgbouncer.pid
+});
+	my $bouncer_out = '';
+	push @bouncers, IPC::Run::start([ $pgbouncer, "$dir/pgbouncer.ini" ],
+		'<', \undef, '>&', \$bouncer_out);
+	my $via = bless { %$node, _bouncer_port => $bouncer_port }, 'ViaBouncer';
+	my $up = 0;
+	for (1 .. 100)
+	{
+		my ($rc, $out) = $via->psql('pgsemdb', 'SELECT 1');
+		if ($rc == 0 && $out eq '1') { $up = 1; last; }
+		usleep(100_000);
+	}
+	if (!$up)
+	{
+		$bouncers[-1]->pump_nb;
+		diag "pgbouncer output:\n$bouncer_out";
+		diag "pgbouncer log:\n" . slurp_file("$dir/pgbouncer.log") if -e "$dir/pgbouncer.log";
+		die 'pgbouncer did not come up';
+	}
+	ok(1, "pgbouncer ($mode pooling) listens on 127.0.0.1:$bouncer_port");
 	my ($rc, $out, $err) = $node->psql('pgbouncer', 'SHOW CONFIG',
 		connstr => "host=127.0.0.1 port=$bouncer_port dbname=pgbouncer user=$user");
-	like($out, qr/^pool_mode\|transaction\|/m, 'its console reports transaction pooling');
+	like($out, qr/^pool_mode\|$mode\|/m, "its console reports $mode pooling");
+	return ($via, $bouncer_port);
 }
+
+my ($via, $bouncer_port) = start_bouncer('transaction');
 
 sub direct { return $node->safe_psql('postgres', shift) }
 sub pooled { return $via->safe_psql('pgsemdb', shift) }
@@ -196,7 +207,76 @@ SELECT sem_release($id);");
 		'sem_fence outside a transaction block warns through the pooler');
 }
 
-$bouncer->kill_kill(grace => 5);
-undef $bouncer;
+# ---- transaction claims and waits through transaction pooling ---------------------------------
+{
+	my $a = $via->background_psql('pgsemdb');
+	$a->query_safe('BEGIN');
+	is($a->query_safe(q{SELECT sem_claim_xact('bouncer-xact', 1)}),
+		'0', 'a transaction claim inside BEGIN through the pooler');
+	is(pooled(q{BEGIN; SELECT sem_claim_xact('bouncer-xact', 1) IS NULL; COMMIT;}),
+		't', 'another client through the pooler finds the semaphore full');
+	# A waiter keeps its server session for as long as it waits.
+	my $w = $via->background_psql('pgsemdb');
+	$w->query_until(qr/started/,
+		"\\echo started\nBEGIN;\nSELECT sem_claim_xact('bouncer-xact', 1, '1 minute') AS got;\n");
+	ok( $node->poll_query_until(
+			'postgres', q{SELECT count(*) = 1 FROM sem_waiters WHERE name = 'bouncer-xact'}),
+		'a client waits in line through the pooler');
+	$a->query_safe('COMMIT');
+	like($w->query('SELECT 1'), qr/^0\n1$/, "the holder's COMMIT hands the slot to the waiter");
+	$w->query_safe('COMMIT');
+	is(direct(q{SELECT count(*) FROM sem_holders WHERE name = 'bouncer-xact'}),
+		'0', 'transaction claims leave nothing on the pooled server sessions');
+	$a->quit;
+	$w->quit;
+}
+
+# ---- session claims through transaction pooling: unsafe, and why --------------------------------
+{
+	my $c = $via->background_psql('pgsemdb');
+	is($c->query_safe(q{SELECT sem_claim_session('bouncer-session', 1)}),
+		'0', 'a session claim through transaction pooling is taken by whichever server session ran it');
+	my $server = direct(q{SELECT pid FROM sem_holders WHERE name = 'bouncer-session'});
+	$c->quit;
+	is(direct("SELECT count(*) FROM pg_stat_activity WHERE pid = $server"),
+		'1', 'the client left; the pooler keeps that server session for others');
+	is( direct(
+			q{SELECT count(*) FROM sem_holders WHERE name = 'bouncer-session' AND kind = 'session'}),
+		'1',
+		'UNSAFE: the slot stays held by the pooled server session, with no client to release it');
+	is(direct("SELECT pg_terminate_backend($server, 30000)"),
+		't', 'ending that server session frees it (as would the pooler closing it)');
+	ok( $node->poll_query_until(
+			'postgres', q{SELECT count(*) = 0 FROM sem_holders WHERE name = 'bouncer-session'}),
+		'and then the slot is free');
+}
+
+# ---- session claims through session pooling --------------------------------------------------
+my ($session_via) = start_bouncer('session');
+{
+	my $c = $session_via->background_psql('pgsemdb');
+	is($c->query_safe(q{SELECT sem_claim_session('bouncer-pinned', 1)}),
+		'0', 'session pooling: a session claim');
+	my $server = $c->query_safe('SELECT pg_backend_pid()');
+	is($c->query_safe(q{SELECT count(*) FROM sem_holders WHERE name = 'bouncer-pinned'}),
+		'1', 'session pooling: held across transactions of the client');
+	my $w = $session_via->background_psql('pgsemdb');
+	$w->query_until(qr/started/,
+		"\\echo started\nSELECT sem_claim_session('bouncer-pinned', 1, '1 minute') AS got;\n");
+	ok( $node->poll_query_until(
+			'postgres', q{SELECT count(*) = 1 FROM sem_waiters WHERE name = 'bouncer-pinned'}),
+		'session pooling: another client waits for it');
+	$c->quit;
+	like($w->query('SELECT 1'), qr/^0\n1$/,
+		"session pooling: when the client leaves, the pooler's DISCARD ALL frees its session claim and the waiter gets the slot");
+	is(direct("SELECT count(*) FROM pg_stat_activity WHERE pid = $server"),
+		'1', 'session pooling: while the server session lives on in the pool');
+	is($w->query_safe(q{SELECT sem_release_session('bouncer-pinned', 0)}),
+		't', 'session pooling: the new holder releases it');
+	$w->quit;
+}
+
+$_->kill_kill(grace => 5) for @bouncers;
+@bouncers = ();
 $node->stop;
 done_testing();
