@@ -29,13 +29,73 @@ CREATE FUNCTION pgsem.live_claims(
 -- sem_claim gains a fourth argument: how long to wait in line for a slot. Three-argument calls
 -- keep their meaning (wait 0: answer at once). The 1.0 entry point stays in the library for 1.0
 -- installs that run on it until they are updated.
-DROP FUNCTION @extschema@.sem_claim(text, integer, interval);
-CREATE FUNCTION @extschema@.sem_claim(name text, n integer,
-                                      timeout interval DEFAULT '90 seconds',
-                                      wait interval DEFAULT '0')
-    RETURNS bigint
-    AS 'MODULE_PATHNAME', 'pgsem_sem_claim_1_1'
-    LANGUAGE C VOLATILE PARALLEL UNSAFE;
+--
+-- A function's arguments cannot change in place, so sem_claim is dropped and created anew. What a
+-- DBA set on the old one carries over: its owner and its privileges (a DBA who revoked it from
+-- PUBLIC must not find it open again), and those privileges stay the DBA's own rather than the
+-- extension's initial ones, so pg_dump still dumps them. Objects of the DBA's that call the old
+-- function (a view, a BEGIN ATOMIC function) stop the update with a clear error, nothing changed.
+DO $update$
+DECLARE
+    old_function regprocedure := '@extschema@.sem_claim(text, integer, interval)'::regprocedure;
+    new_function regprocedure;
+    old_owner oid;
+    saved aclitem[];
+    dependents text;
+    grantee record;
+BEGIN
+    SELECT string_agg(CASE WHEN d.classid = 'pg_catalog.pg_rewrite'::regclass  -- a view's rule
+                           THEN pg_catalog.pg_describe_object('pg_catalog.pg_class'::regclass,
+                                                              r.ev_class, 0)
+                           ELSE pg_catalog.pg_describe_object(d.classid, d.objid, d.objsubid)
+                      END, ', ')
+      INTO dependents
+      FROM pg_catalog.pg_depend d
+      LEFT JOIN pg_catalog.pg_rewrite r
+        ON d.classid = 'pg_catalog.pg_rewrite'::regclass AND r.oid = d.objid
+     WHERE refclassid = 'pg_catalog.pg_proc'::regclass AND refobjid = old_function
+       AND deptype = 'n';
+    IF dependents IS NOT NULL THEN
+        RAISE EXCEPTION 'pgsem 1.1 replaces sem_claim(text, integer, interval), and % depends on it',
+                        dependents
+              USING ERRCODE = 'dependent_objects_still_exist',
+                    HINT = 'Drop those objects, run ALTER EXTENSION pgsem UPDATE, and create them '
+                           'again unchanged: three-argument calls of sem_claim keep their meaning.';
+    END IF;
+    SELECT proowner, proacl INTO old_owner, saved FROM pg_catalog.pg_proc WHERE oid = old_function;
+
+    DROP FUNCTION @extschema@.sem_claim(text, integer, interval);
+    CREATE FUNCTION @extschema@.sem_claim(name text, n integer,
+                                          timeout interval DEFAULT '90 seconds',
+                                          wait interval DEFAULT '0')
+        RETURNS bigint
+        AS 'MODULE_PATHNAME', 'pgsem_sem_claim_1_1'
+        LANGUAGE C VOLATILE PARALLEL UNSAFE;
+    new_function := '@extschema@.sem_claim(text, integer, interval, interval)'::regprocedure;
+
+    IF old_owner <> (SELECT proowner FROM pg_catalog.pg_proc WHERE oid = new_function) THEN
+        EXECUTE pg_catalog.format('ALTER FUNCTION %s OWNER TO %I', new_function,
+                                  pg_catalog.pg_get_userbyid(old_owner));
+    END IF;
+    IF saved IS NOT NULL THEN  -- NULL: the default privileges, which the new function has too
+        EXECUTE pg_catalog.format('REVOKE ALL ON FUNCTION %s FROM PUBLIC', new_function);
+        FOR grantee IN
+            SELECT a.grantee AS role, bool_or(a.is_grantable) AS grantable
+              FROM pg_catalog.aclexplode(saved) a
+             WHERE a.privilege_type = 'EXECUTE' AND a.grantee <> old_owner
+             GROUP BY a.grantee
+        LOOP
+            EXECUTE pg_catalog.format('GRANT EXECUTE ON FUNCTION %s TO %s%s', new_function,
+                CASE WHEN grantee.role = 0 THEN 'PUBLIC'
+                     ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(grantee.role)) END,
+                CASE WHEN grantee.grantable THEN ' WITH GRANT OPTION' ELSE '' END);
+        END LOOP;
+        DELETE FROM pg_catalog.pg_init_privs
+         WHERE classoid = 'pg_catalog.pg_proc'::regclass AND objoid = new_function
+           AND objsubid = 0;
+    END IF;
+END
+$update$;
 COMMENT ON FUNCTION @extschema@.sem_claim(text, integer, interval, interval) IS
     'takes a free slot below n of semaphore name for a lease of timeout, waiting in line up to wait; the claim id, or NULL';
 

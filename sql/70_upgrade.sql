@@ -69,4 +69,31 @@ SELECT count(*) AS members FROM fresh;
 UNION ALL
 (SELECT * FROM fresh EXCEPT SELECT * FROM upgraded);
 DROP TABLE upgraded, fresh;
+
+-- sem_claim is dropped and created anew by the update (its arguments change). A DBA's own objects
+-- that call it stop the update, nothing changed; the privileges a DBA set carry over, and stay
+-- the DBA's (not the extension's initial privileges), so that pg_dump still dumps them.
+SET client_min_messages = warning;
+DROP EXTENSION pgsem;
+CREATE EXTENSION pgsem VERSION '1.0';
+RESET client_min_messages;
+CREATE ROLE regress_upgrade_app;
+CREATE ROLE regress_upgrade_other;
+REVOKE EXECUTE ON FUNCTION sem_claim(text, integer, interval) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION sem_claim(text, integer, interval) TO regress_upgrade_app;
+CREATE VIEW claims_one AS SELECT sem_claim('dependent', 1) AS id;
+SELECT try('ALTER EXTENSION pgsem UPDATE');
+SELECT extversion FROM pg_extension WHERE extname = 'pgsem';
+DROP VIEW claims_one;
+ALTER EXTENSION pgsem UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'pgsem';
+SELECT has_function_privilege('regress_upgrade_app', 'sem_claim(text, integer, interval, interval)', 'EXECUTE') AS app_may,
+       has_function_privilege('regress_upgrade_other', 'sem_claim(text, integer, interval, interval)', 'EXECUTE') AS others_may,
+       (SELECT count(*) FROM pg_init_privs
+         WHERE objoid = 'sem_claim(text, integer, interval, interval)'::regprocedure) AS recorded_as_initial;
+SET client_min_messages = warning;
+DROP EXTENSION pgsem;
+CREATE EXTENSION pgsem;
+RESET client_min_messages;
+DROP ROLE regress_upgrade_app, regress_upgrade_other;
 DROP FUNCTION try(text);
