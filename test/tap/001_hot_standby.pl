@@ -1,5 +1,5 @@
 # pgsem on a hot standby: everything that writes the claims table or takes an advisory lock is
-# refused with SQLSTATE 25006; hashing, sem_held and the monitoring views read what the primary
+# refused with SQLSTATE 25006, transaction and session claims too; hashing, sem_held and the monitoring views read what the primary
 # replicated; the unlock functions just report that nothing was held.
 use strict;
 use warnings;
@@ -59,6 +59,16 @@ refused_on_standby('sem_renew()', "SELECT sem_renew($live)");
 refused_on_standby('sem_fence()', "BEGIN;\nSELECT sem_fence($live);");
 refused_on_standby('sem_prune_history()', 'SELECT sem_prune_history(10)');
 refused_on_standby('sem_prune_history()', 'SELECT sem_prune_history()');
+refused_on_standby('sem_claim()', q{SELECT sem_claim('tap-standby', 2, '1 hour', '1 second')});
+
+# ---- transaction and session claims: they write nothing, but a lock on the standby would exclude
+# nobody on the primary, so they are refused too, waits included ------------------------------
+refused_on_standby('sem_claim_xact()', "BEGIN;\nSELECT sem_claim_xact('tap-standby', 2);");
+refused_on_standby('sem_claim_xact()',
+	"BEGIN;\nSELECT sem_claim_xact('tap-standby', 2, '1 second');");
+refused_on_standby('sem_claim_session()', q{SELECT sem_claim_session('tap-standby', 2)});
+refused_on_standby('sem_claim_session()',
+	q{SELECT sem_claim_session('tap-standby', 2, '1 second')});
 
 # ---- text advisory locks that take a lock ----------------------------------------------------
 for my $function (
@@ -117,6 +127,13 @@ for my $function (qw(advisory_session_unlock_text advisory_session_unlock_text_s
 	is($rc, 0, "$function() runs on the standby");
 	is($stdout, 'f', "$function() returns false on the standby");
 }
+
+is($standby->safe_psql('postgres', q{SELECT sem_release_session('tap-standby', 0)}),
+	'f', 'sem_release_session() runs on the standby and returns false: nothing is held there');
+is( $standby->safe_psql('postgres',
+		q{SELECT (SELECT count(*) FROM sem_waiters) || ',' ||
+                 (SELECT live || ',' || waiting FROM sem_summary WHERE name = 'tap-standby')}),
+	'0,1,0', 'sem_waiters and sem_summary can be read on the standby');
 
 # The standby follows the primary: a release there shows here.
 $primary->safe_psql('postgres', "SELECT sem_release($live)");
