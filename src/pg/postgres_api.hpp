@@ -38,6 +38,7 @@ extern "C" {
 #include "executor/executor.h"
 #include "funcapi.h"
 #include "libpq/libpq-be.h"
+#include "libpq/libpq.h"
 #include "miscadmin.h"
 #include "port/atomics.h"
 #include "storage/lwlock.h"

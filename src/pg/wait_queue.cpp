@@ -148,6 +148,10 @@ SlotGrant wait_first_in_line(ClaimsTable *table, const SlotRequest &request, Tim
     const int64 deadlock_interval = static_cast<int64>(Max(DeadlockTimeout, 1)) * 1000;
     TimestampTz next_deadlock_check = now + deadlock_interval;
     bool deadlock_suspected = false;
+    // Waiting behind, in the lock manager, this backend did not watch its client. Now first, it
+    // looks before it takes anything: a slot taken for a client that is gone would be lost to
+    // everyone until its lease ran out.
+    if (watch_client && !pq_check_connection()) note_client_gone();
     for (;;) {
         ResetLatch(MyLatch);  // before looking: a release after the look sets it again
         CHECK_FOR_INTERRUPTS();

@@ -98,15 +98,38 @@ sub waiters { return query(q{SELECT string_agg(pid || ':' || position, ',' ORDER
 	poll(gone($p1), '(b) the first waiter whose client vanished has exited');
 	is(waiters(), "$p2:1,$p3:2", '(b) the others moved up');
 
-	# One behind waits in the lock manager, which does not watch the socket: it leaves when it
-	# comes first, at once and without a claim.
+	# w2 is first now: it watches its socket too.
 	vanish($w2);
 	query("SELECT sem_release($holder)");
-	poll(gone($p2), '(b) the waiter behind, whose client vanished, exited once first');
+	poll(gone($p2), '(b) the next first waiter, whose client vanished, exited');
 	like(finish($w3), qr/^\d+\n1$/, '(b) the slot went to w3');
 	is(query(q{SELECT count(*) FROM sem_holders WHERE name = 'v'}), '1',
 		'(b) w3 holds the only claim: the vanished waiters made none');
 	$w3->quit;
+}
+
+# ---- (b2) a client vanishes while its backend waits behind, in the lock manager -----------------
+# The lock manager does not watch the client's socket. The waiter finds out when it comes first,
+# and must before it takes a slot: here a slot is free the moment it comes first (it waits with
+# n = 2 behind a first waiter with n = 1, head of line), and a lease taken for a client that is
+# gone would be lost to everyone for an hour.
+{
+	my $holder = query(q{SELECT sem_claim('v2', 2, '1 hour')});
+	my ($w1, $p1) = session();
+	my ($w2, $p2) = session();
+	start($w1, q{SELECT sem_claim('v2', 1, '1 hour', '1 minute') AS w1});
+	poll(q{SELECT count(*) = 1 FROM sem_waiters WHERE name = 'v2'}, '(b2) w1 (n = 1) is first in line');
+	start($w2, q{SELECT sem_claim('v2', 2, '1 hour', '1 minute') AS w2});
+	poll(q{SELECT count(*) = 2 FROM sem_waiters WHERE name = 'v2'},
+		'(b2) w2 (n = 2) waits behind it, though slot 1 is free');
+	vanish($w2);
+	is(query("SELECT pg_cancel_backend($p1)"), 't', '(b2) w1 is cancelled: w2 comes first');
+	poll(gone($p2), '(b2) w2, whose client vanished, exited once first');
+	is(query(q{SELECT string_agg(id::text, ',') FROM sem_holders WHERE name = 'v2'}), $holder,
+		'(b2) without taking the free slot');
+	is(finish($w1), '1', '(b2) w1 was cancelled, with no claim');
+	$w1->quit;
+	query("SELECT sem_release($holder)");
 }
 
 # ---- (c) a session claim ends with its session: disconnect, vanished client ----------------------
