@@ -173,7 +173,8 @@ bool take_slot_lock(ClaimKind kind, const text *name, int32 slot, int32 n) {
 bool release_session_claim(const text *name, int32 slot) {
     for (int i = 0; i < session_claim_count; ++i) {
         if (session_claims[i].slot != slot || !same_name(session_claims[i].name, name)) continue;
-        const bool held = session_lock_held(session_claims[i]);  // else unlocked behind pgsem's back
+        const bool held =
+            session_lock_held(session_claims[i]);  // else unlocked behind pgsem's back
         if (held) release_locks(name, slot, true);
         wake_first_waiter_now(name);
         forget_session_claim(i);
