@@ -53,6 +53,28 @@ SEM_CELLS += [
 SEM_CELLS += [("pg_advisory_xact_lock(bigint)", "bigint_xact_lock", 32, {}, None),
               ("SELECT 1", "select1", 32, {}, None)]
 
+# Claims that wait in line (1.1). The lease cell is pgbench's; it is judged against the
+# no-wait cell and the write floor at 32 clients, so --only waits runs those two as well.
+WAIT_CELLS = [
+    ("pgsem, n=4, 1 name, wait 10 s", "pgsem_wait_pair", 32,
+     {"n": 4, "names": 1, "group": 6, "backoff": 0}, "pgsem"),
+    ("pgsem, n=4, 1 name", "pgsem_pair", 32, {"n": 4, "names": 1, "group": 3, "backoff": 0},
+     "pgsem"),
+    ("floor (INSERT+UPDATE), 1 name", "floor_pair", 32,
+     {"n": 4, "names": 1, "group": 3, "backoff": 0}, "floor"),
+]
+# Transaction claims against the Redis fair semaphore, by bench/driver (pgbench cannot count
+# transaction claims: they leave no row). Label, driver target, clients.
+DRIVER_CELLS = []
+for clients in (8, 32):
+    DRIVER_CELLS += [
+        ("sem_claim_xact, n=4", "pgsem-xact", clients),
+        ("sem_claim_xact, n=4, wait 10 s", "pgsem-xact-wait", clients),
+        ("Redis fair semaphore, n=4", "redis-fair", clients),
+        ("floor: BEGIN; SELECT 1 / COMMIT", "pg-floor", clients),
+        ("floor: Redis PING / PING", "redis-floor", clients),
+    ]
+
 COUNTERS = {
     "pgsem": ("SELECT last_value FROM pgsem.claim_id",
               "SELECT count(*) FROM pgsem.claims WHERE id > %s AND outcome = 'released'"),
@@ -67,6 +89,19 @@ def query(conn, sql, args=None):
     with conn.cursor() as cur:
         cur.execute(sql, args)
         return cur.fetchone()[0]
+
+
+def run_driver_cell(args, cell, seconds):
+    label, target, clients = cell
+    cmd = [args.driver, "pairs", "--target", target, "--clients", str(clients),
+           "--seconds", str(seconds)]
+    if target.startswith("redis"):
+        cmd += ["--redis-port", str(args.redis_port), "--scripts", os.path.join(HERE, "redis")]
+    out = subprocess.run(cmd, capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit(f"the driver failed for {label}:\n{out.stdout}\n{out.stderr}")
+    values = dict(item.split("=") for item in out.stdout.split())
+    return float(values["attempts"]) / float(values["seconds"]), float(values["pairs_per_s"])
 
 
 def run_cell(conn, pgbench, cell, seconds):
@@ -123,7 +158,10 @@ def main():
     ap.add_argument("--pgbench", required=True)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--seconds", type=int, default=10)
-    ap.add_argument("--only", choices=["locks", "semaphores"])
+    ap.add_argument("--only", choices=["locks", "semaphores", "waits"])
+    ap.add_argument("--driver", required=True)
+    ap.add_argument("--redis-port", type=int, required=True)
+    ap.add_argument("--samples", type=int, default=500)
     args = ap.parse_args()
 
     conn = psycopg2.connect("")
@@ -134,6 +172,12 @@ def main():
     if args.only in (None, "semaphores"):
         cells += SEM_CELLS
         setup_held(conn)
+    if args.only == "waits":
+        cells += WAIT_CELLS
+    elif args.only is None:
+        cells += WAIT_CELLS[:1]
+    if args.only in (None, "waits"):
+        cells += DRIVER_CELLS
 
     results = {i: [] for i in range(len(cells))}
     started = time.time()
@@ -143,7 +187,10 @@ def main():
         if r % 2 == 1:
             order.reverse()
         for i, cell in order:
-            tps, pairs = run_cell(conn, args.pgbench, cell, args.seconds)
+            if len(cell) == 3:
+                tps, pairs = run_driver_cell(args, cell, args.seconds)
+            else:
+                tps, pairs = run_cell(conn, args.pgbench, cell, args.seconds)
             results[i].append((tps, pairs))
             shown = f"{pairs:9.0f} pairs/s" if pairs is not None else ""
             print(f"round {r + 1} {cell[0]:34} c={cell[2]:<3} {tps:9.0f} tps {shown}",
@@ -156,7 +203,8 @@ def main():
     print("|---|---:|---:|---:|")
     for i, cell in enumerate(cells):
         tps = statistics.median(x[0] for x in results[i])
-        pairs = statistics.median(x[1] for x in results[i]) if cell[4] else None
+        counted = len(cell) == 3 or cell[4]
+        pairs = statistics.median(x[1] for x in results[i]) if counted else None
         med[(cell[0], cell[2])] = (tps, pairs)
         print(f"| {cell[0]} | {cell[2]} | {tps:.0f} | "
               f"{'' if pairs is None else f'{pairs:.0f}'} |")
@@ -199,6 +247,58 @@ def main():
         r = ratio(("pgsem, n=4, nothing held", c), ("pgsem, n=10000, 9000 held", c), 1)
         if r:
             print(f"| claim cost n=10000 (9000 held) / n=4, {c} clients | {r:.2f} |")
+    wait = ("pgsem, n=4, 1 name, wait 10 s", 32)
+    for label, other in (("write floor", ("floor (INSERT+UPDATE), 1 name", 32)),
+                         ("no-wait pgsem", ("pgsem, n=4, 1 name", 32))):
+        r = ratio(wait, other, 1)
+        if r:
+            print(f"| waiting pgsem / {label} pairs, 32 clients, 1 name | {r:.2f} |")
+    for c in (8, 32):
+        for label in ("sem_claim_xact, n=4", "sem_claim_xact, n=4, wait 10 s",
+                      "floor: BEGIN; SELECT 1 / COMMIT"):
+            r = ratio((label, c), ("Redis fair semaphore, n=4", c), 1)
+            if r:
+                print(f"| {label} / Redis fair semaphore pairs, {c} clients | {r:.2f} |")
+        r = ratio(("Redis fair semaphore, n=4", c), ("floor: Redis PING / PING", c), 1)
+        if r:
+            print(f"| Redis fair semaphore / Redis PING floor pairs, {c} clients | {r:.2f} |")
+
+    if args.only in (None, "waits"):
+        wait_latencies(args)
+
+
+def driver(args, *words):
+    out = subprocess.run([args.driver, *map(str, words)], capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit(f"the driver failed ({' '.join(map(str, words))}):\n{out.stderr}")
+    return dict(item.split("=") for item in out.stdout.split())
+
+
+def wait_latencies(args):
+    """Hand-off latency per kind of claim, lease-expiry hand-off and the CPU of idle waiters:
+    measurements of single events, not throughput, so they run after the rounds."""
+    print(f"\nhand-off: one holder frees the only slot while one client waits in line; from just"
+          f" before the release is sent to the waiter's claim returning ({args.samples} samples)\n")
+    print("| freed by | p50 ms | p99 ms | max ms |")
+    print("|---|---:|---:|---:|")
+    for kind, how in (("lease", "sem_release of a lease"),
+                      ("transaction", "COMMIT of a transaction claim"),
+                      ("session", "sem_release_session")):
+        v = driver(args, "handoff", "--kind", kind, "--samples", args.samples)
+        print(f"| {how} | {float(v['p50_ms']):.3f} | {float(v['p99_ms']):.3f} |"
+              f" {float(v['max_ms']):.3f} |")
+    samples = max(args.samples // 5, 20)
+    v = driver(args, "expiry", "--samples", samples, "--lease-ms", 100)
+    print(f"\nlease expiry: a 100 ms lease runs out with no release while one client waits;"
+          f" grant time minus expiry, server clock ({samples} samples)\n")
+    print("| p50 ms | p99 ms | min ms | max ms |")
+    print("|---:|---:|---:|---:|")
+    print(f"| {float(v['p50_ms']):.3f} | {float(v['p99_ms']):.3f} | {float(v['min_ms']):.3f} |"
+          f" {float(v['max_ms']):.3f} |")
+    v = driver(args, "idle", "--waiters", 100, "--seconds", 10)
+    print(f"\nidle waiters: {v['waiters']} clients wait in line for {float(v['seconds']):.1f} s"
+          f" while nothing is released: their backends used {float(v['cpu_seconds']):.4f} CPU s,"
+          f" {float(v['percent_of_core']):.3f} % of one core ({v['clock']})")
 
 
 if __name__ == "__main__":

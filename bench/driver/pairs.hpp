@@ -1,0 +1,36 @@
+// Throughput of claim+release pairs with one connection per client thread, for approaches that
+// pgbench cannot count: pgsem's transaction claims (no row to count afterwards) and the Redis fair
+// semaphore. Every approach pays one round trip per acquire attempt and one per release, and a
+// refused client tries again at once, as in bench/run.sh's pgbench cells.
+#pragma once
+
+#include <string>
+
+namespace bench {
+
+enum class PairTarget {
+    kPgsemXact,      // BEGIN; SELECT sem_claim_xact(name, n) ... COMMIT
+    kPgsemXactWait,  // the same with wait => 10 s: refused callers queue instead of retrying
+    kRedisFair,      // EVALSHA acquire_fair.lua ... EVALSHA release_fair.lua
+    kPgFloor,        // BEGIN; SELECT 1 ... COMMIT: two round trips that do nothing
+    kRedisFloor,     // PING ... PING
+};
+
+struct PairOptions {
+    PairTarget target = PairTarget::kPgsemXact;
+    int clients = 8;
+    int seconds = 10;
+    int n = 4;
+    int redis_port = 0;
+    std::string scripts_dir;  // where acquire_fair.lua and release_fair.lua are
+};
+
+struct PairResult {
+    long attempts = 0;
+    long pairs = 0;
+    double seconds = 0;
+};
+
+PairResult run_pairs(const PairOptions &options);
+
+}  // namespace bench
