@@ -23,7 +23,11 @@ SUITES=("$@")
 # package) is named on its own.
 TEST_PACKAGES=("${BUILD_PACKAGES[@]}" cmake libgtest-dev postgresql-15-pgtap
                libtap-parser-sourcehandler-pgtap-perl libipc-run-perl libtest-simple-perl
-               python3 python3-psycopg2 nodejs clang-format clang-tidy)
+               python3 python3-psycopg2 python3-psycopg python3-django nodejs pgbouncer
+               clang-format clang-tidy)
+# npm: Debian's package, unless the nodejs installed already brings its own (NodeSource's does,
+# and conflicts with Debian's npm).
+command -v npm >/dev/null 2>&1 || TEST_PACKAGES+=(npm)
 
 RESULTS=$(mktemp /tmp/pgsem-results.XXXXXX)
 SCRATCH=$(mktemp -d /tmp/pgsem-tests.XXXXXX)

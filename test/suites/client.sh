@@ -2,8 +2,15 @@
 #   test/client/test_psycopg2.py  python3 + psycopg2: the README's fnv1a_64(), locks shared with
 #                                 SQL, the seed article's unsigned-hash bug, semaphores from threads
 #                                 and transactions
+#   test/client/test_python_helper.py  clients/python/pgsem.py with psycopg2 and psycopg 3: waits,
+#                                 exceptions, lost and renewed leases, transaction and session
+#                                 semaphores
+#   test/client/test_django.py    the README's Django recipe (python3-django): a throttled view,
+#                                 an email sent once by concurrent workers, a lost lease's fence
 #   test/client/test_fnv1a.mjs    node: the README's fnv1a64() against key/value pairs made here by
 #                                 the server's fnv1a_64(text)
+#   test/client/test_node_helper.mjs  clients/node/pgsem.js with node-postgres (npm ci in
+#                                 clients/node): the same cases as the Python helper's
 # Each prints "client-<language>: P passed, F failed" last; the suite adds the counts up. A client
 # that cannot start, dies without its count line, or exits non-zero with no failure counted adds
 # one failure.
@@ -29,6 +36,12 @@ suite_client() {
         PGDATABASE=$db PGCLIENTENCODING=UTF8 timeout 300 \
             "$python" "$PGSEM_ROOT/test/client/test_psycopg2.py" >"$out/python.log" 2>&1
         client_tally python $? "$out/python.log"
+        PGDATABASE=$db timeout 300 \
+            "$python" "$PGSEM_ROOT/test/client/test_python_helper.py" >"$out/helper.log" 2>&1
+        client_tally python-helper $? "$out/helper.log"
+        PGDATABASE=$db timeout 300 \
+            "$python" "$PGSEM_ROOT/test/client/test_django.py" >"$out/django.log" 2>&1
+        client_tally django $? "$out/django.log"
     fi
 
     # JavaScript: node compares its fnv1a64() with pairs the server computes now.
@@ -43,6 +56,21 @@ suite_client() {
         timeout 120 node "$PGSEM_ROOT/test/client/test_fnv1a.mjs" "$out/pairs.json" \
             >"$out/node.log" 2>&1
         client_tally node $? "$out/node.log"
+    fi
+
+    # The Node helper, with node-postgres as pinned in clients/node/package-lock.json.
+    if ! command -v npm >/dev/null 2>&1; then
+        echo "FAILED: client-node-helper: npm not found (package npm)"
+        failed=$((failed + 1))
+    elif ! (cd "$PGSEM_ROOT/clients/node" && timeout 300 npm ci --no-audit --no-fund) \
+            >"$out/npm.log" 2>&1; then
+        echo "FAILED: client-node-helper: npm ci in clients/node"
+        tail -n 20 "$out/npm.log"
+        failed=$((failed + 1))
+    else
+        PGDATABASE=$db timeout 120 node "$PGSEM_ROOT/test/client/test_node_helper.mjs" \
+            >"$out/node-helper.log" 2>&1
+        client_tally node-helper $? "$out/node-helper.log"
     fi
 
     record_suite client "$passed" "$failed"
