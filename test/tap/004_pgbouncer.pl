@@ -3,7 +3,8 @@
 # can be released in a later one on another server session; transaction claims, waits,
 # transaction-level text locks and fences work inside BEGIN..COMMIT and end with the transaction;
 # session claims are unsafe (shown below). In session pooling, session claims work and end when
-# the client leaves, by the pooler's reset query.
+# the client leaves, by the pooler's reset query. In statement pooling, leases and waits work and
+# transaction blocks are refused by the pooler.
 use strict;
 use warnings;
 
@@ -274,6 +275,34 @@ my ($session_via) = start_bouncer('session');
 	is($w->query_safe(q{SELECT sem_release_session('bouncer-pinned', 0)}),
 		't', 'session pooling: the new holder releases it');
 	$w->quit;
+}
+
+# ---- statement pooling: every statement on its own ------------------------------------------
+my ($statement_via) = start_bouncer('statement');
+{
+	sub by_statement { return $statement_via->safe_psql('pgsemdb', shift) }
+	my $id = by_statement(q{SELECT sem_claim('bouncer-statement', 1, '1 hour')});
+	like($id, qr/^\d+$/, 'statement pooling: a lease is taken');
+	is(by_statement(q{SELECT sem_claim('bouncer-statement', 1, '1 hour') IS NULL}),
+		't', 'statement pooling: and holds its slot');
+	my $w = $statement_via->background_psql('pgsemdb');
+	$w->query_until(qr/started/,
+		"\\echo started\nSELECT sem_claim('bouncer-statement', 1, '1 hour', '1 minute') > 0 AS got;\n");
+	ok( $node->poll_query_until(
+			'postgres', q{SELECT count(*) = 1 FROM sem_waiters WHERE name = 'bouncer-statement'}),
+		'statement pooling: a claim waits in line');
+	is(by_statement("SELECT sem_release($id)"), 't', 'statement pooling: the lease is released');
+	like($w->query('SELECT 1'), qr/^t\n1$/, 'statement pooling: and the waiter gets the slot');
+	$w->quit;
+	my ($rc, $out, $err) = $statement_via->psql('pgsemdb',
+		"BEGIN;\nSELECT sem_claim_xact('bouncer-statement', 2);\nCOMMIT;");
+	like($err, qr/transaction blocks not allowed in statement pooling mode/,
+		'statement pooling: BEGIN is refused, so sem_claim_xact, sem_fence and transaction-level locks cannot be used');
+	($rc, $out, $err) = $statement_via->psql('pgsemdb',
+		"SELECT sem_claim_xact('bouncer-statement', 2)");
+	like($err, qr/WARNING:.*protects nothing/,
+		'statement pooling: sem_claim_xact on its own warns that it protects nothing');
+	direct(q{SELECT count(sem_release(id)) FROM sem_holders WHERE name = 'bouncer-statement'});
 }
 
 $_->kill_kill(grace => 5) for @bouncers;
