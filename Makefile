@@ -1,13 +1,18 @@
 # PGXS build of pgsem.so. `make && sudo make install` builds and installs it against the
 # pg_config on PATH (Debian: postgresql-server-dev-15). Tests: see README ("Testing").
 
+# The tree this Makefile is in. pg_buildext (the Debian package) builds out of tree, as
+# `make -C build-15 -f ../Makefile VPATH=..`: files are found there and named relative to it.
+tree := $(patsubst %/,%,$(dir $(firstword $(MAKEFILE_LIST))))
+in_tree = $(patsubst $(tree)/%,%,$(wildcard $(addprefix $(tree)/,$(1))))
+
 EXTENSION = pgsem
 MODULE_big = pgsem
-DATA = $(wildcard pgsem--*.sql)
+DATA = $(call in_tree,pgsem--*.sql)
 PGFILEDESC = "pgsem - leased counting semaphores and text-keyed advisory locks"
 
-CORE_SRCS = $(wildcard src/core/*.cpp)
-GLUE_SRCS = $(wildcard src/pg/*.cpp)
+CORE_SRCS = $(call in_tree,src/core/*.cpp)
+GLUE_SRCS = $(call in_tree,src/pg/*.cpp)
 OBJS = $(CORE_SRCS:.cpp=.o) $(GLUE_SRCS:.cpp=.o)
 
 # Tests: `make installcheck` runs, against the installed extension, the pg_regress cases
@@ -15,14 +20,14 @@ OBJS = $(CORE_SRCS:.cpp=.o) $(GLUE_SRCS:.cpp=.o)
 # variables name, then the TAP scripts, which start servers of their own. Variables on the
 # command line select: `make installcheck ISOLATION= TAP_TESTS=` runs the regress cases alone.
 # test/run-all.sh runs every suite this way (see CONTRIBUTING.md).
-REGRESS = $(sort $(basename $(notdir $(wildcard sql/*.sql))))
+REGRESS = $(sort $(basename $(notdir $(call in_tree,sql/*.sql))))
 REGRESS_OPTS = --load-extension=pgsem
 # isolationtester specs keep their expected output apart from pg_regress's.
-ISOLATION = $(sort $(basename $(notdir $(wildcard test/isolation/specs/*.spec))))
-ISOLATION_OPTS = --load-extension=pgsem --inputdir=test/isolation \
+ISOLATION = $(sort $(basename $(notdir $(call in_tree,test/isolation/specs/*.spec))))
+ISOLATION_OPTS = --load-extension=pgsem --inputdir=$(tree)/test/isolation \
                  --outputdir=test/isolation/output
 TAP_TESTS = 1
-PROVE_TESTS = $(sort $(wildcard test/tap/*.pl))
+PROVE_TESTS = $(sort $(call in_tree,test/tap/*.pl))
 
 # Debian's server headers need C++17 without `register` warnings; PGXS links with the C
 # compiler, so the C++ runtime is named explicitly. WERROR=-Werror makes warnings fatal (tests do).
@@ -46,3 +51,16 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 -include $(OBJS:.o=.d)
+
+# Out of tree, the objects' directories are made first (named absolute: VPATH would find the
+# tree's own).
+$(OBJS): | $(addprefix $(CURDIR)/,$(sort $(dir $(OBJS))))
+$(addprefix $(CURDIR)/,$(sort $(dir $(OBJS)))):
+	mkdir -p $@
+
+# PGXN: `make dist` zips the commit HEAD (committed files only) as pgsem-<version>.zip, every
+# file under pgsem-<version>/, the version being META.json's.
+DIST = pgsem-$(shell sed -n 's/^ *"version": *"\([^"]*\)".*/\1/p' $(tree)/META.json | head -n 1)
+dist:
+	git -C $(tree) archive --format=zip --prefix=$(DIST)/ --output=$(CURDIR)/$(DIST).zip HEAD
+.PHONY: dist
