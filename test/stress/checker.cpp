@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <set>
 #include <utility>
 
@@ -133,6 +134,121 @@ Verdict judge(const std::vector<Interval> &record) {
     return verdict;
 }
 
+namespace {
+
+std::string millis(long long nanos) {
+    char text[32];
+    std::snprintf(text, sizeof(text), "%.1f", static_cast<double>(nanos) / 1e6);
+    return text;
+}
+
+std::string describe(const Call &call) {
+    static constexpr const char *kAnswers[] = {"granted", "NULL", "failed"};
+    return call.who + " (wait " + millis(call.wait) + " ms, sent " + millis(call.sent) + ", " +
+           kAnswers[static_cast<int>(call.answer)] + " at " + millis(call.received) + ")";
+}
+
+// A waited in line from A.sent + margin at the latest until A.received - margin at the earliest
+// (or longer: granted, or given up at its deadline). Every caller B that arrived in between
+// (B.sent > A.sent + margin) must wait behind A: B served before A.received - margin passed A.
+void judge_waiter(const Call &a, const std::vector<const Call *> &by_sent, long long margin,
+                  LineVerdict *verdict) {
+    const long long until = a.received - margin;
+    auto b = std::upper_bound(by_sent.begin(), by_sent.end(), a.sent + margin,
+                              [](long long at, const Call *call) { return at < call->sent; });
+    for (; b != by_sent.end() && (*b)->sent < until; ++b) {
+        const Call &later = **b;
+        if (later.answer == Answer::kGranted) {
+            if (a.answer == Answer::kGranted) ++verdict->waited_pairs;
+            verdict->max_lead = std::max(verdict->max_lead, a.received - later.received);
+            if (later.received + margin < a.received)
+                verdict->passed.push_back(a.name + ": " + describe(later) + " was served before " +
+                                          describe(a) + ", which waited in line first");
+        } else if (later.answer == Answer::kNull && later.wait == 0 &&
+                   later.received + margin < a.received) {
+            ++verdict->refused_pairs;
+        }
+    }
+}
+
+}  // namespace
+
+LineVerdict judge_line(const std::vector<Call> &calls, long long margin, long long slack) {
+    LineVerdict verdict;
+    std::map<std::string, std::vector<const Call *>> by_name;
+    for (const Call &call : calls) {
+        by_name[call.name].push_back(&call);
+        if (call.wait == 0 || call.answer != Answer::kNull) continue;
+        ++verdict.nulls_checked;
+        // The server's deadline is its start plus the wait, and it started after the send.
+        if (call.received - call.sent < call.wait - slack)
+            verdict.early_null.push_back(call.name + ": " + describe(call));
+    }
+    for (auto &[name, group] : by_name) {
+        std::sort(group.begin(), group.end(),
+                  [](const Call *a, const Call *b) { return a->sent < b->sent; });
+        for (const Call *call : group)
+            if (call->wait > 0 && call->answer != Answer::kFailed)
+                judge_waiter(*call, group, margin, &verdict);
+    }
+    return verdict;
+}
+
+namespace {
+
+Call make_call(const std::string &name, long long wait, long long sent, long long received,
+               Answer answer) {
+    Call call;
+    call.name = name;
+    call.who = "planted";
+    call.wait = wait;
+    call.sent = sent;
+    call.received = received;
+    call.answer = answer;
+    return call;
+}
+
+// The line's judge must be able to fail (times in milliseconds, margin 150, slack 5).
+void self_test_line(const std::function<void(const char *, bool)> &expect) {
+    constexpr long long kMs = 1000000;
+    constexpr long long kMargin = 150 * kMs;
+    constexpr long long kSlack = 5 * kMs;
+    const auto g = Answer::kGranted;
+    const auto null = Answer::kNull;
+    auto judged = [&](const std::vector<Call> &calls) {
+        return judge_line(calls, kMargin, kSlack);
+    };
+    expect("a wait-0 caller served while an earlier waiter still waited passed it",
+           !judged({make_call("l", 3000 * kMs, 0, 1000 * kMs, g),
+                    make_call("l", 0, 200 * kMs, 210 * kMs, g)})
+                .passed.empty());
+    expect("a later waiter served first passed the earlier one",
+           !judged({make_call("l", 3000 * kMs, 0, 1000 * kMs, g),
+                    make_call("l", 2000 * kMs, 300 * kMs, 500 * kMs, g)})
+                .passed.empty());
+    expect("a caller served while an earlier waiter waited until it gave up passed it",
+           !judged({make_call("l", 1000 * kMs, 0, 1001 * kMs, null),
+                    make_call("l", 2000 * kMs, 300 * kMs, 400 * kMs, g)})
+                .passed.empty());
+    expect("a wait answered NULL before its time was up is found",
+           !judged({make_call("l", 1000 * kMs, 0, 900 * kMs, null)}).early_null.empty());
+
+    // Legal: B served after A; C refused while A waited; D sent too soon after A to say who came
+    // first, E served too close to A and B to say who was served first; F on another name; G
+    // answered NULL at its deadline, within the clock slack.
+    const LineVerdict legal = judged(
+        {make_call("l", 3000 * kMs, 0, 1000 * kMs, g),
+         make_call("l", 3000 * kMs, 300 * kMs, 1100 * kMs, g),
+         make_call("l", 0, 400 * kMs, 401 * kMs, null), make_call("l", 0, 100 * kMs, 110 * kMs, g),
+         make_call("l", 0, 700 * kMs, 990 * kMs, g), make_call("other", 0, 300 * kMs, 310 * kMs, g),
+         make_call("l", 500 * kMs, 2000 * kMs, 2498 * kMs, null)});
+    expect("a legal line passes", legal.passed.empty() && legal.early_null.empty());
+    expect("the legal line's covered pairs are counted",
+           legal.waited_pairs == 3 && legal.refused_pairs == 1 && legal.nulls_checked == 1);
+}
+
+}  // namespace
+
 // The checker must be able to fail: plants each kind of violation in a small record and expects
 // it found, and expects a dense but legal record to pass.
 bool self_test() {
@@ -179,6 +295,7 @@ bool self_test() {
                verdict.id_order.empty());
     expect("the legal record's depth is seen",
            verdict.max_depth["m"] == 4 && verdict.max_depth["m (callers with n <= 2)"] == 2);
+    self_test_line(expect);
     std::printf("self-test: %d failed\n", failures);
     return failures == 0;
 }
