@@ -32,6 +32,7 @@ void read_result(PGconn *conn, PGresult *result, Reply *reply) {
     while (!message.empty() && message.back() == '\n') message.pop_back();
     std::replace(message.begin(), message.end(), '\n', ' ');  // one line per report entry
     reply->error = (code.empty() ? "(no SQLSTATE)" : code) + " " + message;
+    reply->code = code;
     // 57P01: terminated by pg_terminate_backend(); a dead socket has no SQLSTATE at all.
     if (PQstatus(conn) == CONNECTION_BAD || code == "57P01")
         reply->outcome = Outcome::kLost;

@@ -27,6 +27,7 @@ struct Reply {
     std::string value;
     std::string tag;    // command tag: COMMIT, ROLLBACK, SELECT 1...
     std::string error;  // SQLSTATE and message
+    std::string code;   // SQLSTATE alone; "" when there is none
     Clock::time_point sent;
     Clock::time_point received;
 
