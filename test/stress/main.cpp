@@ -1,12 +1,23 @@
 // pgsem_stress: many clients claim, hold and release the slots of two semaphores at once -- in
 // autocommit and inside transactions at every isolation level, with rollbacks, releases from
-// other connections, and a killer that terminates backends mid-hold and mid-claim -- and then
-// proves that no semaphore ever had more holders than allowed:
-//   * from the clients' own record of when each of them knew it held a slot (client clock), and
-//   * from the server's history (sem_history, server clock);
-// and that every slot is free again once all leases have run out.
+// other connections, and a killer that terminates backends mid-hold and mid-claim. Beside them,
+// waiting clients (waiting.cpp) take leases, transaction claims and session claims of two more
+// semaphores, waiting in line for them, or calling with wait 0 to try to pass those who wait,
+// some under a short lock_timeout or statement_timeout of their own; the killer cancels and
+// terminates them while they wait, and terminates them while they hold session claims. Then the
+// run proves:
+//   * that no semaphore ever had more holders than allowed, no slot two holders, no slot at or
+//     above its claim's n -- from the clients' own record of when each of them knew it held a
+//     slot (client clock), and from the server's history of leases (sem_history, server clock);
+//   * that the line is first come, first served: no caller (waiting or not) was served before a
+//     waiter that surely came first -- and that the check was not vacuous;
+//   * that a wait answered NULL only once its time was up after the call was sent;
+//   * that a claim call that failed left no claim behind (but see kept_after_error);
+//   * and that once every client is gone nobody is left in line, no lock claim is held, and every
+//     semaphore is whole again once all leases have run out.
 //
-//   pgsem_stress [--conninfo STR] [--clients N] [--cycles N] [--seed N]
+//   pgsem_stress [--conninfo STR] [--clients N] [--cycles N] [--waiters N] [--wait-cycles N]
+//                [--seed N]
 //   pgsem_stress --self-test    # the checker must find the violations planted in fake records
 //
 // Prints a report and "stress: P checks passed, F failed"; exits 0 only when nothing failed.
@@ -16,7 +27,12 @@
 // A client's hold interval runs from the moment its claim call returned to the moment just
 // before it sent the release, commit-with-release or rollback -- or the moment the killer struck,
 // if earlier -- and never past the claim's send time plus the lease. Each end is one the server's
-// own interval surely contains, so overlapping client intervals are a real oversubscription.
+// own interval surely contains, so overlapping client intervals are a real oversubscription. The
+// same holds for transaction and session claims (ended by the COMMIT, ROLLBACK or
+// sem_release_session sent, or by the kill), which the record keeps with id 0.
+//
+// The line's order is judged from the times each call was sent and answered, with a margin for
+// the way to the server and back (see LineVerdict in checker.hpp).
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -29,8 +45,10 @@
 #include <vector>
 
 #include "checker.hpp"
+#include "line_checks.hpp"
 #include "pq.hpp"
 #include "tally.hpp"
+#include "waiting.hpp"
 #include "workload.hpp"
 
 namespace stress {
@@ -61,11 +79,11 @@ void check_verdict(Tally *tally, const char *whose, const Verdict &verdict) {
                  verdict.id_order);
 }
 
-void check_client_record(Tally *tally, Shared *shared, const std::vector<Held> &record) {
+Verdict check_client_record(Tally *tally, Shared *shared, const std::vector<Held> &record) {
     std::vector<Interval> intervals;
     intervals.reserve(record.size());
     for (const Held &held : record) intervals.push_back(held.interval);
-    const Verdict verdict = judge(intervals);
+    Verdict verdict = judge(intervals);
     report_depth("client record", verdict);
     check_verdict(tally, "client record", verdict);
     for (const char *kind : kProblemKinds)
@@ -77,10 +95,11 @@ void check_client_record(Tally *tally, Shared *shared, const std::vector<Held> &
         "refused");
     tally->check(shared->stats.kills_holding > 0 && shared->stats.kills_seen > 0,
                  "the killer terminated holders and their clients reconnected");
+    return verdict;
 }
 
 // Waits (bounded) until a query's first value is "0".
-bool wait_for_zero(PGconn *conn, const char *sql, int max_seconds) {
+bool wait_for_zero(PGconn *conn, const std::string &sql, int max_seconds) {
     const auto deadline = Clock::now() + std::chrono::seconds(max_seconds);
     while (Clock::now() < deadline) {
         const Reply reply = exec(conn, sql);
@@ -98,11 +117,12 @@ void check_all_free(Tally *tally, PGconn *conn) {
         "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'pgsem_stress client%'",
         10);
     tally->check(gone, "every killed backend has exited");
-    const bool expired = wait_for_zero(
-        conn,
-        "SELECT count(*) FROM pgsem.claims WHERE ended_at IS NULL "
-        "AND expires_at > clock_timestamp() AND name IN ('stress.plain', 'stress.mixed')",
-        10);
+    const bool expired = wait_for_zero(conn,
+                                       std::string("SELECT count(*) FROM pgsem.claims "
+                                                   "WHERE ended_at IS NULL AND expires_at > "
+                                                   "clock_timestamp() AND name IN ") +
+                                           kStressNamesSql,
+                                       10);
     tally->check(expired, "every lease has run out");
     std::vector<std::string> ids;
     auto claims = [&](const char *name, int n, int count) {
@@ -144,7 +164,8 @@ std::map<long long, ServerClaim> check_server_history(Tally *tally, PGconn *conn
              "SELECT id, name, n, slot, status, "
              "(extract(epoch FROM claimed_at) * 1000000)::bigint, "
              "(extract(epoch FROM coalesce(ended_at, expires_at)) * 1000000)::bigint "
-             "FROM sem_history WHERE name IN ('stress.plain', 'stress.mixed')");
+             "FROM sem_history WHERE name IN " +
+                 std::string(kStressNamesSql));
     std::map<long long, ServerClaim> claims;
     std::vector<Interval> intervals;
     for (const std::vector<std::string> &row : reply.rows) {
@@ -226,16 +247,21 @@ bool parse_options(int argc, char **argv, Options *options) {
             options->clients = std::atoi(argv[++i]);
         } else if (arg == "--cycles" && has_value) {
             options->cycles = std::atoi(argv[++i]);
+        } else if (arg == "--waiters" && has_value) {
+            options->waiters = std::atoi(argv[++i]);
+        } else if (arg == "--wait-cycles" && has_value) {
+            options->wait_cycles = std::atoi(argv[++i]);
         } else if (arg == "--seed" && has_value) {
             options->seed = std::strtoull(argv[++i], nullptr, 10);
         } else {
             std::fprintf(stderr,
                          "usage: pgsem_stress [--conninfo STR] [--clients N] [--cycles N] "
-                         "[--seed N] | --self-test\n");
+                         "[--waiters N] [--wait-cycles N] [--seed N] | --self-test\n");
             return false;
         }
     }
-    return options->clients > 0 && options->cycles > 0;
+    return options->clients > 0 && options->cycles > 0 && options->waiters > 0 &&
+           options->wait_cycles > 0;
 }
 
 bool open_pool(Shared *shared, std::string *error) {
@@ -249,15 +275,19 @@ bool open_pool(Shared *shared, std::string *error) {
     return true;
 }
 
+// Clients 0..clients-1 are the plain ones, the waiting clients come after them.
 void run_threads(Shared *shared) {
     const int clients = shared->options.clients;
-    for (int i = 0; i < clients; ++i) shared->targets.push_back(std::make_unique<Target>());
-    shared->running = clients;
+    const int all = clients + shared->options.waiters;
+    for (int i = 0; i < all; ++i) shared->targets.push_back(std::make_unique<Target>());
+    shared->running = all;
     std::vector<std::thread> threads;
-    threads.reserve(clients + 1);
-    for (int i = 0; i < clients; ++i)
-        threads.emplace_back(run_client, shared, i, shared->options.seed * 1000 + i);
-    threads.emplace_back(run_killer, shared, shared->options.seed * 1000 + 999);
+    threads.reserve(all + 1);
+    const std::uint64_t seed = shared->options.seed * 1000;
+    for (int i = 0; i < clients; ++i) threads.emplace_back(run_client, shared, i, seed + i);
+    for (int i = clients; i < all; ++i)
+        threads.emplace_back(run_waiting_client, shared, i, seed + 500 + i);
+    threads.emplace_back(run_killer, shared, seed + 999);
     for (std::thread &thread : threads) thread.join();
 }
 
@@ -292,9 +322,12 @@ void print_stats(Shared &shared, double seconds) {
 int run(const Options &options) {
     auto shared = std::make_unique<Shared>();
     shared->options = options;
-    std::printf("pgsem stress: %d clients x %d cycles, seed %llu, lease %s, holds 0-%d ms\n",
-                options.clients, options.cycles, static_cast<unsigned long long>(options.seed),
-                kLease, kMaxHoldMillis);
+    std::printf(
+        "pgsem stress: %d clients x %d cycles, seed %llu, lease %s, holds 0-%d ms; %d waiting "
+        "clients x %d cycles, holds %d-%d ms\n",
+        options.clients, options.cycles, static_cast<unsigned long long>(options.seed), kLease,
+        kMaxHoldMillis, options.waiters, options.wait_cycles, kMinLineHoldMillis,
+        kMaxLineHoldMillis);
     std::string error;
     const Conn checker = connect_to(options.conninfo, "pgsem_stress checker", &error);
     if (checker == nullptr || !open_pool(shared.get(), &error)) {
@@ -304,10 +337,13 @@ int run(const Options &options) {
     run_threads(shared.get());
     const double seconds = std::chrono::duration<double>(Clock::now() - shared->start).count();
     print_stats(*shared, seconds);
+    print_line_stats(*shared);
     const std::vector<Held> record = shared->record.all();
     Tally tally;
-    check_client_record(&tally, shared.get(), record);
+    const Verdict verdict = check_client_record(&tally, shared.get(), record);
+    check_line_record(&tally, shared.get(), verdict);
     check_all_free(&tally, checker.get());
+    check_line_free(&tally, checker.get());
     const std::map<long long, ServerClaim> server = check_server_history(&tally, checker.get());
     check_fates(&tally, record, server);
     std::printf("total duration: %.1f s\n",

@@ -112,17 +112,6 @@ class Client {
         return plan;
     }
 
-    static const char *begin_sql(Isolation isolation) {
-        switch (isolation) {
-            case Isolation::kRepeatableRead:
-                return "BEGIN ISOLATION LEVEL REPEATABLE READ";
-            case Isolation::kSerializable:
-                return "BEGIN ISOLATION LEVEL SERIALIZABLE";
-            default:
-                return "BEGIN ISOLATION LEVEL READ COMMITTED";
-        }
-    }
-
     void cycle() {
         const Plan plan = make_plan();
         if (plan.mode != Mode::kAutocommit) {
@@ -434,6 +423,76 @@ bool kill_one(Shared *shared, PGconn *conn, Phase wanted, std::mt19937_64 *rng) 
     return false;
 }
 
+// The pids the server lists as waiting in line for the waiting clients' semaphores.
+std::vector<int> pids_in_line(Shared *shared, PGconn *conn) {
+    const Reply reply = exec(conn,
+                             "SELECT pid FROM sem_waiters "
+                             "WHERE name IN ('stress.line', 'stress.line.mixed')");
+    if (!reply.ok()) shared->problems.note(kUnexpectedError, "killer: " + reply.error);
+    std::vector<int> pids;
+    for (const std::vector<std::string> &row : reply.rows)
+        pids.push_back(static_cast<int>(to_ll(row[0])));
+    return pids;
+}
+
+// Picks a waiting client in the wanted phase -- for kWaiting, one the server lists in line --
+// notes the moment, and cancels or terminates its backend. The client does not send its next
+// statement until the strike is over (Target::striking).
+bool strike_waiting(Shared *shared, PGconn *conn, Phase wanted, bool terminate,
+                    std::mt19937_64 *rng) {
+    const auto deadline = Clock::now() + milliseconds(200);
+    const int count = static_cast<int>(shared->targets.size());
+    while (Clock::now() < deadline && shared->running > 0) {
+        const std::vector<int> in_line =
+            wanted == Phase::kWaiting ? pids_in_line(shared, conn) : std::vector<int>{};
+        const int first = std::uniform_int_distribution<int>(0, count - 1)(*rng);
+        for (int i = 0; i < count; ++i) {
+            Target &target = *shared->targets[(first + i) % count];
+            int pid = 0;
+            {
+                const std::lock_guard<std::mutex> lock(target.mutex);
+                if (target.phase != wanted || target.pid == 0 || target.killed_at ||
+                    target.striking)
+                    continue;
+                if (wanted == Phase::kWaiting &&
+                    std::find(in_line.begin(), in_line.end(), target.pid) == in_line.end())
+                    continue;
+                target.striking = true;
+                (terminate ? target.killed_at : target.cancelled_at) = Clock::now();
+                pid = target.pid;
+            }
+            const Reply reply =
+                exec(conn,
+                     terminate ? "SELECT pg_terminate_backend($1)" : "SELECT pg_cancel_backend($1)",
+                     {std::to_string(pid)});
+            if (!reply.ok()) shared->problems.note(kUnexpectedError, "killer: " + reply.error);
+            {
+                const std::lock_guard<std::mutex> lock(target.mutex);
+                target.striking = false;
+            }
+            target.struck.notify_all();
+            return reply.truth();
+        }
+        std::this_thread::sleep_for(milliseconds(2));
+    }
+    return false;
+}
+
+// Strikes a waiting client: cancels or terminates a waiter in line, or terminates the holder of
+// a session claim.
+void strike_line(Shared *shared, PGconn *conn, std::mt19937_64 *rng) {
+    LineStats &stats = shared->line_stats;
+    const int pick = std::uniform_int_distribution<int>(0, 99)(*rng);
+    if (pick < 45) {
+        if (strike_waiting(shared, conn, Phase::kWaiting, false, rng)) ++stats.cancels_sent;
+    } else if (pick < 70) {
+        if (strike_waiting(shared, conn, Phase::kWaiting, true, rng)) ++stats.waiter_kills_sent;
+    } else {
+        if (strike_waiting(shared, conn, Phase::kHoldingSession, true, rng))
+            ++stats.session_kills_sent;
+    }
+}
+
 }  // namespace
 
 void run_client(Shared *shared, int index, std::uint64_t seed) {
@@ -462,9 +521,10 @@ void run_killer(Shared *shared, std::uint64_t seed) {
         while (shared->running > 0 && Clock::now() < wake)
             std::this_thread::sleep_for(milliseconds(5));
         const bool mid_claim = std::uniform_int_distribution<int>(0, 99)(rng) < 30;
-        if (!kill_one(shared, conn.get(), mid_claim ? Phase::kClaimingSlow : Phase::kHolding, &rng))
-            continue;
-        ++(mid_claim ? shared->stats.kills_claiming : shared->stats.kills_holding);
+        if (kill_one(shared, conn.get(), mid_claim ? Phase::kClaimingSlow : Phase::kHolding, &rng))
+            ++(mid_claim ? shared->stats.kills_claiming : shared->stats.kills_holding);
+        if (std::uniform_int_distribution<int>(0, 99)(rng) < kLineStrikePercent)
+            strike_line(shared, conn.get(), &rng);
     }
 }
 

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "checker.hpp"
+#include "line.hpp"
 #include "pq.hpp"
 
 namespace stress {
@@ -36,6 +38,7 @@ inline constexpr int kMaxAttempts = 25;  // NULL answers before a client gives u
 inline constexpr int kPoolSize = 4;      // shared connections for releases and cross-checks
 inline constexpr int kKillerMinGapMillis = 100;
 inline constexpr int kKillerMaxGapMillis = 350;
+inline constexpr int kLineStrikePercent = 70;  // of the killer's rounds, also strike a waiter
 inline constexpr const char *kClientApp = "pgsem_stress client";
 
 inline constexpr const char *kClaimSql = "SELECT sem_claim($1, $2, $3::interval)";
@@ -58,6 +61,8 @@ struct Options {
     std::string conninfo = "dbname=pgsem_stress";
     int clients = 20;
     int cycles = 300;
+    int waiters = 6;  // clients that wait in line (waiting.cpp)
+    int wait_cycles = 100;
     std::uint64_t seed = 0;
     bool self_test = false;
 };
@@ -70,6 +75,17 @@ enum class Isolation : unsigned char {
 };
 inline constexpr std::array<const char *, 4> kIsolationNames{"autocommit", "read committed",
                                                              "repeatable read", "serializable"};
+
+inline const char *begin_sql(Isolation isolation) {
+    switch (isolation) {
+        case Isolation::kRepeatableRead:
+            return "BEGIN ISOLATION LEVEL REPEATABLE READ";
+        case Isolation::kSerializable:
+            return "BEGIN ISOLATION LEVEL SERIALIZABLE";
+        default:
+            return "BEGIN ISOLATION LEVEL READ COMMITTED";
+    }
+}
 
 struct Stats {
     std::atomic<long> attempts{0};
@@ -154,14 +170,28 @@ class Record {
     std::vector<Held> held_;
 };
 
-// What the killer sees of one client.
-enum class Phase : unsigned char { kIdle, kClaiming, kClaimingSlow, kHolding, kReconnecting };
+// What the killer sees of one client. kWaiting: in a call that may wait in line;
+// kHoldingSession: holding a session claim.
+enum class Phase : unsigned char {
+    kIdle,
+    kClaiming,
+    kClaimingSlow,
+    kHolding,
+    kReconnecting,
+    kWaiting,
+    kHoldingSession
+};
 
 struct Target {
     std::mutex mutex;
     int pid = 0;
     Phase phase = Phase::kIdle;
-    std::optional<Clock::time_point> killed_at;  // set just before the killer strikes
+    std::optional<Clock::time_point> killed_at;     // set just before the killer strikes
+    std::optional<Clock::time_point> cancelled_at;  // the same, for pg_cancel_backend
+    // While the killer strikes a waiting client, which must not send its next statement until
+    // the signal is on its way: a cancel that came late would otherwise hit that statement.
+    bool striking = false;
+    std::condition_variable struck;
 };
 
 struct Pooled {
@@ -176,6 +206,8 @@ struct Shared {
     Problems problems;
     Problems expected;  // expected errors, by kind and statement
     Record record;
+    LineStats line_stats;
+    CallRecord calls;  // of the waiting clients
     std::vector<std::unique_ptr<Pooled>> pool;
     std::vector<std::unique_ptr<Target>> targets;
     std::atomic<int> running{0};
@@ -188,7 +220,8 @@ struct Shared {
 // One client thread: claims, holds and releases for options.cycles cycles.
 void run_client(Shared *shared, int index, std::uint64_t seed);
 
-// The killer thread: terminates backends mid-hold and mid-claim while clients run.
+// The killer thread: terminates backends mid-hold and mid-claim while clients run; cancels and
+// terminates waiting clients in line, and terminates holders of session claims.
 void run_killer(Shared *shared, std::uint64_t seed);
 
 }  // namespace stress

@@ -1,8 +1,11 @@
 # Stress: 20 clients claim, hold and release semaphore slots at once, in autocommit and in
 # transactions at every isolation level, with rollbacks, pooled releases and a killer terminating
-# backends (test/stress/stress.cpp). Proves from the clients' own record and from the server's
-# history that no semaphore ever had more than n holders. Counts: the checker's self-test, each
-# check the stress program reports, and a server log free of crashes.
+# backends; beside them 6 clients wait in line for leases, transaction and session claims, or try
+# to pass those who wait, while the killer cancels and terminates them (test/stress/main.cpp says
+# what the run proves). Proves from the clients' own record and from the server's history that no
+# semaphore ever had more than n holders, and from the clients' record of their calls that the
+# line is first come, first served. Counts: the checker's self-test, each check the stress
+# program reports, and a server log free of crashes.
 suite_stress() {
     local out="$SCRATCH/stress"
     mkdir -p "$out"

@@ -1,0 +1,170 @@
+#include "line_checks.hpp"
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "waiting.hpp"
+
+namespace stress {
+
+namespace {
+
+long sum(const KindCounts &counts) {
+    long total = 0;
+    for (const auto &count : counts) total += count;
+    return total;
+}
+
+std::string by_kind(const KindCounts &counts) {
+    std::string out;
+    for (std::size_t i = 0; i < kKindNames.size(); ++i)
+        out += std::string(i == 0 ? "" : ", ") + kKindNames[i] + " " +
+               std::to_string(counts[i].load());
+    return out;
+}
+
+int depth(const Verdict &verdict, const std::string &label) {
+    const auto found = verdict.max_depth.find(label);
+    return found == verdict.max_depth.end() ? 0 : found->second;
+}
+
+// Runs one statement of the final claims; false unless it answers as wanted.
+bool answers(PGconn *conn, const std::string &sql, const std::vector<std::string> &params,
+             bool want_null, std::string *value = nullptr) {
+    const Reply reply = exec(conn, sql, params);
+    if (value != nullptr) *value = reply.value;
+    return reply.ok() && reply.null == want_null;
+}
+
+// Both slots of stress.line: a transaction claim and a session claim; then a wait-0 lease and a
+// session claim that waits a moment are refused.
+bool line_is_whole(PGconn *conn) {
+    std::string session;
+    bool ok = answers(conn, "BEGIN", {}, true);
+    ok = answers(conn, "SELECT sem_claim_xact($1, $2)", {kLineName, "2"}, false) && ok;
+    ok = answers(conn, "SELECT sem_claim_session($1, $2)", {kLineName, "2"}, false, &session) && ok;
+    ok = answers(conn, "SELECT sem_claim($1, $2, $3::interval, '0')", {kLineName, "2", kLineLease},
+                 true) &&
+         ok;
+    ok = answers(conn, "SELECT sem_claim_session($1, $2, '100 ms')", {kLineName, "2"}, true) && ok;
+    ok = answers(conn, "COMMIT", {}, true) && ok;
+    return exec(conn, "SELECT sem_release_session($1, $2)", {kLineName, session}).truth() && ok;
+}
+
+// stress.line.mixed: a lease with n = 1 takes slot 0, so another n = 1 caller is refused; two
+// session claims with n = 3 take the rest, and a lease with n = 3 that waits a moment is refused.
+bool mixed_is_whole(PGconn *conn) {
+    std::string lease;
+    std::string first;
+    std::string second;
+    const std::string small = std::to_string(kLineMixedSmallN);
+    const std::string large = std::to_string(kLineMixedLargeN);
+    bool ok = answers(conn, "SELECT sem_claim($1, $2, $3::interval)",
+                      {kLineMixedName, small, kLineLease}, false, &lease);
+    ok = answers(conn, "SELECT sem_claim_session($1, $2)", {kLineMixedName, small}, true) && ok;
+    ok =
+        answers(conn, "SELECT sem_claim_session($1, $2)", {kLineMixedName, large}, false, &first) &&
+        ok;
+    ok = answers(conn, "SELECT sem_claim_session($1, $2)", {kLineMixedName, large}, false,
+                 &second) &&
+         ok;
+    ok = answers(conn, "SELECT sem_claim($1, $2, $3::interval, '100 ms')",
+                 {kLineMixedName, large, kLineLease}, true) &&
+         ok;
+    ok = exec(conn, kReleaseSql, {lease}).truth() && ok;
+    ok = exec(conn, "SELECT sem_release_session($1, $2)", {kLineMixedName, first}).truth() && ok;
+    return exec(conn, "SELECT sem_release_session($1, $2)", {kLineMixedName, second}).truth() && ok;
+}
+
+}  // namespace
+
+void print_line_stats(Shared &shared) {
+    LineStats &stats = shared.line_stats;
+    std::printf("waiting clients done after %.1f s\n",
+                static_cast<double>(stats.last_done.load()) / 1e9);
+    std::printf("waits granted: %s\n", by_kind(stats.granted).c_str());
+    std::printf("waits answered NULL when their time was up: %s\n",
+                by_kind(stats.timed_out).c_str());
+    std::printf("waits cancelled by the killer (57014): %s\n", by_kind(stats.cancelled).c_str());
+    std::printf("waits killed by the killer (connection lost): %s\n",
+                by_kind(stats.killed).c_str());
+    std::printf("waits ended by their own lock_timeout or statement_timeout: %s\n",
+                by_kind(stats.timeouts).c_str());
+    std::printf("wait-0 calls: %ld refused, %ld granted\n", stats.barges_refused.load(),
+                stats.barges_granted.load());
+    std::printf(
+        "killer at waiting clients: %ld cancels (%ld came after the call), %ld waiters and %ld "
+        "session holders terminated; %ld kills noticed after a call\n",
+        stats.cancels_sent.load(), stats.cancels_late.load(), stats.waiter_kills_sent.load(),
+        stats.session_kills_sent.load(), stats.kills_seen.load());
+    std::printf(
+        "session claims granted by a call that then failed (kept, as pg_advisory_lock would): "
+        "%ld; serialization failures: %ld\n",
+        stats.kept_after_error.load(), stats.serialization.load());
+}
+
+void check_line_record(Tally *tally, Shared *shared, const Verdict &client_verdict) {
+    const std::vector<Call> calls = shared->calls.all();
+    const LineVerdict verdict = judge_line(calls, kFifoMarginNanos, kClockSlackNanos);
+    const std::string margin = std::to_string(kFifoMarginNanos / 1000000) + " ms";
+    std::printf(
+        "line: %zu calls recorded; a later caller's answer came at most %.1f ms before "
+        "that of a waiter that came first\n",
+        calls.size(), static_cast<double>(verdict.max_lead) / 1e6);
+    tally->check(
+        verdict.passed.empty(),
+        "line: nobody was served before a waiter that surely came first (margin " + margin + ")",
+        verdict.passed);
+    tally->check(verdict.waited_pairs > 0 && verdict.refused_pairs > 0,
+                 "line: the FIFO check covered " + std::to_string(verdict.waited_pairs) +
+                     " pairs of waiters served in turn and " +
+                     std::to_string(verdict.refused_pairs) +
+                     " wait-0 calls refused while someone waited (at least 1 of each)");
+    tally->check(verdict.early_null.empty() && verdict.nulls_checked > 0,
+                 "line: every wait answered NULL (" + std::to_string(verdict.nulls_checked) +
+                     ") came no earlier than its wait after its send",
+                 verdict.early_null);
+    const LineStats &stats = shared->line_stats;
+    bool every_kind = true;
+    for (const auto &count : stats.granted) every_kind = every_kind && count > 0;
+    tally->check(every_kind && depth(client_verdict, kLineName) == kLineN &&
+                     depth(client_verdict, kLineMixedName) == kLineMixedLargeN,
+                 "line: waits of every kind were granted (" + by_kind(stats.granted) +
+                     "), and every slot of stress.line and stress.line.mixed was held at once");
+    tally->check(stats.cancels_sent > 0 && sum(stats.cancelled) > 0,
+                 "the killer cancelled waiters in line, who got 57014 (" +
+                     std::to_string(sum(stats.cancelled)) + ")");
+    tally->check(
+        stats.waiter_kills_sent > 0 && stats.session_kills_sent > 0 && sum(stats.killed) > 0,
+        "the killer terminated waiters in line and holders of session claims, and "
+        "their clients reconnected");
+    for (const char *kind : {kSessionReleaseFalse, kFailedClaimKept})
+        tally->check(shared->problems.count(kind) == 0, kind, shared->problems.samples(kind));
+}
+
+void check_line_free(Tally *tally, PGconn *conn) {
+    const Reply waiting = exec(
+        conn, std::string("SELECT count(*) FROM sem_waiters WHERE name IN ") + kStressNamesSql);
+    tally->check(waiting.ok() && waiting.value == "0", "nobody is left in line (sem_waiters)",
+                 {waiting.ok() ? waiting.value + " waiting" : waiting.error});
+    const Reply locks = exec(conn, std::string("SELECT count(*) FROM sem_holders "
+                                               "WHERE kind <> 'lease' AND name IN ") +
+                                       kStressNamesSql);
+    tally->check(locks.ok() && locks.value == "0",
+                 "no transaction or session claim is left (sem_holders)",
+                 {locks.ok() ? locks.value + " held" : locks.error});
+    tally->check(line_is_whole(conn),
+                 "stress.line is whole again: a transaction and a session claim granted, a "
+                 "wait-0 lease and a waiting session claim refused");
+    tally->check(mixed_is_whole(conn),
+                 "stress.line.mixed is whole again: slot 0 to an n = 1 lease, slots 1 and 2 to n = "
+                 "3 session claims; the next n = 1 and n = 3 callers refused");
+    const Reply holders = exec(conn,
+                               "SELECT count(*) FROM sem_holders WHERE name IN ('stress.line', "
+                               "'stress.line.mixed')");
+    tally->check(holders.ok() && holders.value == "0",
+                 "the final claims give back, leaving the line's semaphores empty");
+}
+
+}  // namespace stress
