@@ -12,7 +12,7 @@ namespace {
 
 // A first waiter wakes this often with no release, as a safety net for slots freed behind
 // pgsem's back: COMMIT PREPARED of a transaction holding a lease claim, an owner's DELETE.
-constexpr int64 kSafetyNetMicros = 1000 * 1000;
+constexpr int64 kSafetyNetMicros = INT64CONST(1000000);
 // After the first check (at deadlock_timeout), a first waiter looks for a deadlock again this many
 // times deadlock_timeout later: a cycle can close after the check, when a claim holder starts to
 // wait in line behind somebody.

@@ -26,14 +26,19 @@ README = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'R
 
 
 def readme_block(language, marker):
-    """The one fenced code block of the README in `language` that contains `marker`: the code a
-    user copies, so that the test cannot drift from it."""
+    """The one fenced code block of the README in `language` that contains `marker` and is marked
+    as tested by this file: the code a user copies, so that the test cannot drift from it.
+    readme-pin 03f90b0c5bb695c1 (test/lib/readme_blocks.py: change it only after checking that
+    the cases below still test what the block says)"""
     with open(README, encoding='utf-8') as f:
         text = f.read()
-    blocks = [b for b in re.findall(r'^```' + language + r'\n(.*?)^```', text, re.S | re.M)
+    mine = 'test/client/' + os.path.basename(__file__)
+    blocks = [b for b in re.findall(r'^<!-- tested by ' + re.escape(mine) + r' -->\n```' +
+                                    language + r'\n(.*?)^```', text, re.S | re.M)
               if marker in b]
     if len(blocks) != 1:
-        raise RuntimeError(f'README.md has {len(blocks)} {language} blocks with {marker!r}')
+        raise RuntimeError(f'README.md has {len(blocks)} {language} blocks with {marker!r} '
+                           f'marked as tested by {mine}')
     return blocks[0]
 
 

@@ -1,4 +1,5 @@
-# Lint: clang-format and clang-tidy (configs in .clang-format and .clang-tidy) over all C++.
+# Lint: clang-format and clang-tidy (configs in .clang-format and .clang-tidy) over all C++, and
+# the README's tested code blocks still pinned by their tests.
 suite_lint() {
     local passed=0 failed=0 files
     mapfile -t files < <(cd "$PGSEM_ROOT" && git ls-files '*.cpp' '*.hpp' 2>/dev/null ||
@@ -13,13 +14,30 @@ suite_lint() {
     for f in "${files[@]}"; do
         case "$f" in src/*.cpp) sources+=("$f") ;; esac
     done
-    if (cd "$PGSEM_ROOT" && clang-tidy --quiet "${sources[@]}" -- -std=c++17 -Isrc \
+    # The output is kept and searched afterwards: `grep -q` at the end of a pipe stops reading at
+    # the first match, and under pipefail the writer's SIGPIPE would then read as success.
+    local tidy
+    tidy=$(cd "$PGSEM_ROOT" && clang-tidy --quiet "${sources[@]}" -- -std=c++17 -Isrc \
             -isystem "$("$PG_CONFIG" --includedir-server)" -D_GNU_SOURCE 2>&1 |
-            grep -vE 'warnings generated|Suppressed [0-9]+ warnings|Use -header-filter' |
-            tee /dev/stderr | grep -qE 'warning:|error:'); then
+            grep -vE 'warnings generated|Suppressed [0-9]+ warnings|Use -header-filter' || true)
+    if grep -qE 'warning:|error:' <<<"$tidy"; then
+        echo "$tidy"
         echo "FAILED: clang-tidy"; failed=$((failed + 1))
     else
         echo "ok: clang-tidy"; passed=$((passed + 1))
+    fi
+    # The README's tested code blocks are pinned by their tests (test/lib/readme_blocks.py).
+    local out line p f
+    out=$(cd "$PGSEM_ROOT" && python3 test/lib/readme_blocks.py 2>&1)
+    grep -v '^ok: ' <<<"$out"
+    line=$(grep -E '^readme-blocks: [0-9]+ passed, [0-9]+ failed$' <<<"$out" | tail -n 1)
+    if [ -n "$line" ]; then
+        read -r p f <<<"$(sed -E 's/^[^:]*: ([0-9]+) passed, ([0-9]+) failed$/\1 \2/' <<<"$line")"
+        passed=$((passed + p))
+        failed=$((failed + f))
+    else
+        echo "FAILED: test/lib/readme_blocks.py ended without its count"
+        failed=$((failed + 1))
     fi
     record_suite lint "$passed" "$failed"
 }

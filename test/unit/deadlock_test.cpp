@@ -12,8 +12,7 @@ constexpr WaitKind R = WaitKind::kRunning;
 constexpr WaitKind All = WaitKind::kAll;
 constexpr WaitKind Any = WaitKind::kAny;
 
-bool stuck(const std::vector<WaitKind> &kinds, const std::vector<WaitEdge> &edges,
-           std::size_t me) {
+bool stuck(const std::vector<WaitKind> &kinds, const std::vector<WaitEdge> &edges, std::size_t me) {
     return deadlocked(kinds.data(), kinds.size(), edges.data(), edges.size(), me);
 }
 
