@@ -17,7 +17,8 @@ import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, '..', '..', 'clients', 'python'))
-sys.path.insert(0, HERE)  # the django_shop app
+sys.path.insert(0, HERE)  # the django_shop app and readme.py
+import readme  # noqa: E402
 
 passed = failed = 0
 
@@ -32,19 +33,11 @@ def check(ok, what):
 
 
 def readme_block(language, marker):
-    """The README's block in `language` with `marker`, marked as tested by this file.
-    readme-pin 561d6de69153467d (test/lib/readme_blocks.py: change it only after checking that
-    the cases below still test what the block says)"""
-    with open(os.path.join(HERE, '..', '..', 'README.md'), encoding='utf-8') as f:
-        text = f.read()
-    mine = 'test/client/' + os.path.basename(__file__)
-    blocks = [b for b in re.findall(r'^<!-- tested by ' + re.escape(mine) + r' -->\n```' +
-                                    language + r'\n(.*?)^```', text, re.S | re.M)
-              if marker in b]
-    if len(blocks) != 1:
-        raise RuntimeError(f'README.md has {len(blocks)} {language} blocks with {marker!r} '
-                           f'marked as tested by {mine}')
-    return blocks[0]
+    return readme.block(__file__, language, marker)
+
+
+# The README blocks this file runs, pinned (test/lib/readme_blocks.py): change a pin only after
+# checking that the cases below still test what the block says. readme-pin 561d6de69153467d
 
 
 def setup_django():

@@ -19,27 +19,18 @@ import traceback
 import psycopg2
 import psycopg2.errorcodes
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import readme  # noqa: E402
+
 
 # --- The README's client-side code, read from the README itself ------------------------------------
 
-README = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'README.md')
-
-
 def readme_block(language, marker):
-    """The one fenced code block of the README in `language` that contains `marker` and is marked
-    as tested by this file: the code a user copies, so that the test cannot drift from it.
-    readme-pin 03f90b0c5bb695c1 (test/lib/readme_blocks.py: change it only after checking that
-    the cases below still test what the block says)"""
-    with open(README, encoding='utf-8') as f:
-        text = f.read()
-    mine = 'test/client/' + os.path.basename(__file__)
-    blocks = [b for b in re.findall(r'^<!-- tested by ' + re.escape(mine) + r' -->\n```' +
-                                    language + r'\n(.*?)^```', text, re.S | re.M)
-              if marker in b]
-    if len(blocks) != 1:
-        raise RuntimeError(f'README.md has {len(blocks)} {language} blocks with {marker!r} '
-                           f'marked as tested by {mine}')
-    return blocks[0]
+    return readme.block(__file__, language, marker)
+
+
+# The README blocks this file runs, pinned (test/lib/readme_blocks.py): change a pin only after
+# checking that the cases below still test what the block says. readme-pin 03f90b0c5bb695c1
 
 
 class RecordingCursor:

@@ -7,6 +7,8 @@
 #                                 semaphores
 #   test/client/test_django.py    the README's Django recipe (python3-django): a throttled view,
 #                                 an email sent once by concurrent workers, a lost lease's fence
+#   test/client/test_recipes.py   the README's recipes as written: throttle, reserve(), process
+#                                 each record once (psql script), fencing tokens
 #   test/client/test_fnv1a.mjs    node: the README's fnv1a64() against key/value pairs made here by
 #                                 the server's fnv1a_64(text)
 #   test/client/test_node_helper.mjs  clients/node/pgsem.js with node-postgres (npm ci in
@@ -42,6 +44,9 @@ suite_client() {
         PGDATABASE=$db timeout 300 \
             "$python" "$PGSEM_ROOT/test/client/test_django.py" >"$out/django.log" 2>&1
         client_tally django $? "$out/django.log"
+        PGDATABASE=$db timeout 300 \
+            "$python" "$PGSEM_ROOT/test/client/test_recipes.py" >"$out/recipes.log" 2>&1
+        client_tally recipes $? "$out/recipes.log"
     fi
 
     # JavaScript: node compares its fnv1a64() with pairs the server computes now.
