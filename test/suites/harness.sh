@@ -6,6 +6,7 @@
 suite_harness() {
     local passed=0 failed=0
     harness_case lint 1 plant_misformatted_source
+    harness_case versions 1 plant_wrong_meta_version
     harness_case unit 1 plant_failing_gtest
     harness_case regress 1 plant_wrong_regress_output
     harness_case regress 1 keep_one_regress_case PGPORT=1  # no server there: pg_regress fails
@@ -59,6 +60,15 @@ plant_nothing() { :; }
 
 plant_misformatted_source() {
     printf 'int  planted = 1 ;\n' >src/core/planted_misformatted.cpp
+}
+
+# META.json's version no longer the control file's. make dist zips HEAD, so the copy is made a
+# repository first and the plant left uncommitted.
+plant_wrong_meta_version() {
+    git init -q && git add . &&
+        git -c user.name=harness -c user.email=harness@localhost commit -q -m copy &&
+        grep -q '^   "version": "' META.json &&
+        sed -i '0,/^   "version": "[^"]*"/s//   "version": "0.0.1"/' META.json
 }
 
 plant_failing_gtest() {
