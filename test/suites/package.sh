@@ -161,7 +161,7 @@ package_test_installed() {
     failed=$((failed + ${counts#* }))
 
     # An update from 1.0 with the package's scripts.
-    out=$(create_test_database "$db" >/dev/null 2>&1 &&
+    out=$(create_test_database "$db" 2>&1 &&
           package_psql "$db" "DROP EXTENSION pgsem" "CREATE EXTENSION pgsem VERSION '1.0'" \
               "ALTER EXTENSION pgsem UPDATE" \
               "SELECT extversion FROM pg_extension WHERE extname = 'pgsem'" \
