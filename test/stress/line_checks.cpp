@@ -29,52 +29,80 @@ int depth(const Verdict &verdict, const std::string &label) {
     return found == verdict.max_depth.end() ? 0 : found->second;
 }
 
-// Runs one statement of the final claims; false unless it answers as wanted.
-bool answers(PGconn *conn, const std::string &sql, const std::vector<std::string> &params,
-             bool want_null, std::string *value = nullptr) {
-    const Reply reply = exec(conn, sql, params);
-    if (value != nullptr) *value = reply.value;
-    return reply.ok() && reply.null == want_null;
-}
+// Runs the final claims one statement after another, noting every answer that is not the one
+// wanted.
+class Steps {
+  public:
+    explicit Steps(PGconn *conn) : conn_(conn) {}
+
+    // Runs sql; its value, or "" when the answer was not as wanted.
+    std::string expect(const std::string &sql, const std::vector<std::string> &params,
+                       bool want_null) {
+        const Reply reply = exec(conn_, sql, params);
+        if (reply.ok() && reply.null == want_null) return reply.value;
+        std::string args;
+        for (const std::string &param : params) args += (args.empty() ? "" : ", ") + param;
+        wrong_.push_back(sql + " (" + args + ") answered " +
+                         (!reply.ok()  ? reply.error
+                          : reply.null ? std::string("NULL")
+                                       : reply.value));
+        return "";
+    }
+    void expect_true(const std::string &sql, const std::vector<std::string> &params) {
+        const Reply reply = exec(conn_, sql, params);
+        if (!reply.truth())
+            wrong_.push_back(sql + " answered " + (reply.ok() ? reply.value : reply.error));
+    }
+    [[nodiscard]] const std::vector<std::string> &wrong() const { return wrong_; }
+
+  private:
+    PGconn *conn_;
+    std::vector<std::string> wrong_;
+};
+
+constexpr const char *kReleaseSessionSql = "SELECT sem_release_session($1, $2)";
 
 // Both slots of stress.line: a transaction claim and a session claim; then a wait-0 lease and a
 // session claim that waits a moment are refused.
-bool line_is_whole(PGconn *conn) {
-    std::string session;
-    bool ok = answers(conn, "BEGIN", {}, true);
-    ok = answers(conn, "SELECT sem_claim_xact($1, $2)", {kLineName, "2"}, false) && ok;
-    ok = answers(conn, "SELECT sem_claim_session($1, $2)", {kLineName, "2"}, false, &session) && ok;
-    ok = answers(conn, "SELECT sem_claim($1, $2, $3::interval, '0')", {kLineName, "2", kLineLease},
-                 true) &&
-         ok;
-    ok = answers(conn, "SELECT sem_claim_session($1, $2, '100 ms')", {kLineName, "2"}, true) && ok;
-    ok = answers(conn, "COMMIT", {}, true) && ok;
-    return exec(conn, "SELECT sem_release_session($1, $2)", {kLineName, session}).truth() && ok;
+std::vector<std::string> line_is_whole(PGconn *conn) {
+    Steps steps(conn);
+    const std::string n = std::to_string(kLineN);
+    steps.expect("BEGIN", {}, true);
+    steps.expect("SELECT sem_claim_xact($1, $2)", {kLineName, n}, false);
+    const std::string session =
+        steps.expect("SELECT sem_claim_session($1, $2)", {kLineName, n}, false);
+    steps.expect("SELECT sem_claim($1, $2, $3::interval, '0')", {kLineName, n, kLineLease}, true);
+    steps.expect("SELECT sem_claim_session($1, $2, '100 ms')", {kLineName, n}, true);
+    steps.expect("COMMIT", {}, true);
+    steps.expect_true(kReleaseSessionSql, {kLineName, session});
+    return steps.wrong();
 }
 
 // stress.line.mixed: a lease with n = 1 takes slot 0, so another n = 1 caller is refused; two
 // session claims with n = 3 take the rest, and a lease with n = 3 that waits a moment is refused.
-bool mixed_is_whole(PGconn *conn) {
-    std::string lease;
-    std::string first;
-    std::string second;
+std::vector<std::string> mixed_is_whole(PGconn *conn) {
+    Steps steps(conn);
     const std::string small = std::to_string(kLineMixedSmallN);
     const std::string large = std::to_string(kLineMixedLargeN);
-    bool ok = answers(conn, "SELECT sem_claim($1, $2, $3::interval)",
-                      {kLineMixedName, small, kLineLease}, false, &lease);
-    ok = answers(conn, "SELECT sem_claim_session($1, $2)", {kLineMixedName, small}, true) && ok;
-    ok =
-        answers(conn, "SELECT sem_claim_session($1, $2)", {kLineMixedName, large}, false, &first) &&
-        ok;
-    ok = answers(conn, "SELECT sem_claim_session($1, $2)", {kLineMixedName, large}, false,
-                 &second) &&
-         ok;
-    ok = answers(conn, "SELECT sem_claim($1, $2, $3::interval, '100 ms')",
-                 {kLineMixedName, large, kLineLease}, true) &&
-         ok;
-    ok = exec(conn, kReleaseSql, {lease}).truth() && ok;
-    ok = exec(conn, "SELECT sem_release_session($1, $2)", {kLineMixedName, first}).truth() && ok;
-    return exec(conn, "SELECT sem_release_session($1, $2)", {kLineMixedName, second}).truth() && ok;
+    const std::string lease = steps.expect("SELECT sem_claim($1, $2, $3::interval)",
+                                           {kLineMixedName, small, kLineLease}, false);
+    steps.expect("SELECT sem_claim_session($1, $2)", {kLineMixedName, small}, true);
+    const std::string first =
+        steps.expect("SELECT sem_claim_session($1, $2)", {kLineMixedName, large}, false);
+    const std::string second =
+        steps.expect("SELECT sem_claim_session($1, $2)", {kLineMixedName, large}, false);
+    steps.expect("SELECT sem_claim($1, $2, $3::interval, '100 ms')",
+                 {kLineMixedName, large, kLineLease}, true);
+    steps.expect_true(kReleaseSql, {lease});
+    steps.expect_true(kReleaseSessionSql, {kLineMixedName, first});
+    steps.expect_true(kReleaseSessionSql, {kLineMixedName, second});
+    return steps.wrong();
+}
+
+// A count that must be 0; the details say what it was.
+std::vector<std::string> unless_zero(const Reply &reply, const char *what) {
+    if (reply.ok() && reply.value == "0") return {};
+    return {reply.ok() ? reply.value + " " + what : reply.error};
 }
 
 }  // namespace
@@ -146,25 +174,30 @@ void check_line_record(Tally *tally, Shared *shared, const Verdict &client_verdi
 void check_line_free(Tally *tally, PGconn *conn) {
     const Reply waiting = exec(
         conn, std::string("SELECT count(*) FROM sem_waiters WHERE name IN ") + kStressNamesSql);
-    tally->check(waiting.ok() && waiting.value == "0", "nobody is left in line (sem_waiters)",
-                 {waiting.ok() ? waiting.value + " waiting" : waiting.error});
+    const std::vector<std::string> waiters = unless_zero(waiting, "waiting");
+    tally->check(waiters.empty(), "nobody is left in line (sem_waiters)", waiters);
     const Reply locks = exec(conn, std::string("SELECT count(*) FROM sem_holders "
                                                "WHERE kind <> 'lease' AND name IN ") +
                                        kStressNamesSql);
-    tally->check(locks.ok() && locks.value == "0",
-                 "no transaction or session claim is left (sem_holders)",
-                 {locks.ok() ? locks.value + " held" : locks.error});
-    tally->check(line_is_whole(conn),
+    const std::vector<std::string> held = unless_zero(locks, "held");
+    tally->check(held.empty(), "no transaction or session claim is left (sem_holders)", held);
+    const std::vector<std::string> line = line_is_whole(conn);
+    tally->check(line.empty(),
                  "stress.line is whole again: a transaction and a session claim granted, a "
-                 "wait-0 lease and a waiting session claim refused");
-    tally->check(mixed_is_whole(conn),
+                 "wait-0 lease and a waiting session claim refused",
+                 line);
+    const std::vector<std::string> mixed = mixed_is_whole(conn);
+    tally->check(mixed.empty(),
                  "stress.line.mixed is whole again: slot 0 to an n = 1 lease, slots 1 and 2 to n = "
-                 "3 session claims; the next n = 1 and n = 3 callers refused");
-    const Reply holders = exec(conn,
-                               "SELECT count(*) FROM sem_holders WHERE name IN ('stress.line', "
-                               "'stress.line.mixed')");
-    tally->check(holders.ok() && holders.value == "0",
-                 "the final claims give back, leaving the line's semaphores empty");
+                 "3 session claims; the next n = 1 and n = 3 callers refused",
+                 mixed);
+    const std::vector<std::string> left =
+        unless_zero(exec(conn,
+                         "SELECT count(*) FROM sem_holders WHERE name IN ('stress.line', "
+                         "'stress.line.mixed')"),
+                    "held");
+    tally->check(left.empty(), "the final claims give back, leaving the line's semaphores empty",
+                 left);
 }
 
 }  // namespace stress
