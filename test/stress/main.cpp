@@ -324,10 +324,10 @@ int run(const Options &options) {
     shared->options = options;
     std::printf(
         "pgsem stress: %d clients x %d cycles, seed %llu, lease %s, holds 0-%d ms; %d waiting "
-        "clients x %d cycles, holds %d-%d ms\n",
+        "clients x %d cycles, holds %d-%d ms (%d%% of slot 0's on stress.line.mixed %d-%d ms)\n",
         options.clients, options.cycles, static_cast<unsigned long long>(options.seed), kLease,
         kMaxHoldMillis, options.waiters, options.wait_cycles, kMinLineHoldMillis,
-        kMaxLineHoldMillis);
+        kMaxLineHoldMillis, kSlowHoldPercent, kMinSlowHoldMillis, kMaxSlowHoldMillis);
     std::string error;
     const Conn checker = connect_to(options.conninfo, "pgsem_stress checker", &error);
     if (checker == nullptr || !open_pool(shared.get(), &error)) {
