@@ -69,6 +69,30 @@ SELECT try('SELECT sem_release_session('''', 0)');
 SELECT try('SELECT sem_claim_session(''s'', 0)');
 SELECT try('SELECT sem_claim_xact(NULL, 1)');
 
+-- A session claim is taken with its transaction: a rollback (of the transaction, or to a savepoint
+-- before the claim), or an error that ends the claiming statement after the grant, gives it
+-- back. Once committed it outlives later rollbacks.
+BEGIN;
+SELECT sem_claim_session('s', 3) AS taken;
+ROLLBACK;
+SELECT count(*) AS after_rollback FROM sem_holders WHERE name = 's';
+BEGIN;
+SELECT sem_claim_session('s', 3) AS kept;
+SAVEPOINT before_second;
+SELECT sem_claim_session('s', 3) AS rolled_back_to_savepoint;
+ROLLBACK TO before_second;
+SAVEPOINT before_third;
+SELECT sem_claim_session('s', 3) AS released_savepoint;
+RELEASE before_third;
+COMMIT;
+SELECT string_agg(slot::text, ',' ORDER BY slot) AS held FROM sem_holders WHERE name = 's';
+SELECT granted, 1 / (granted - granted) AS then_an_error FROM sem_claim_session('s', 3) AS granted;
+BEGIN;
+SELECT 1 / 0;
+ROLLBACK;
+SELECT string_agg(slot::text, ',' ORDER BY slot) AS still_held FROM sem_holders WHERE name = 's';
+SELECT sem_release_session('s', 0) AND sem_release_session('s', 1) AS released_both;
+
 -- Session claims are session-level advisory locks: pg_advisory_unlock_all() and DISCARD ALL (a
 -- session pooler's reset query) free them too, and pgsem forgets them when that transaction ends.
 SELECT sem_claim_session('s', 2) AS s0, sem_claim_session('s', 2) AS s1;

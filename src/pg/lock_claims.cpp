@@ -12,6 +12,12 @@ namespace {
 struct HeldSlot {
     int32 slot;
     text *name;  // palloc'd copy
+    // Session claims only: the subtransaction that took it, until the top transaction commits
+    // (InvalidSubTransactionId once it has). A session claim is taken with its transaction: if
+    // that rolls back -- the claim's own statement cancelled after the grant, a later error, a
+    // ROLLBACK TO a savepoint before it -- the claim goes with it, so that no client is left
+    // holding a slot whose number it never saw.
+    SubTransactionId taken_in;
 };
 
 // Session claims, for sem_release_session and for the exit of the session; in TopMemoryContext.
@@ -36,7 +42,7 @@ void remember(HeldSlot **list, int *count, int *capacity, MemoryContext context,
     }
     text *copy = static_cast<text *>(MemoryContextAlloc(context, VARSIZE_ANY(name)));
     memcpy(copy, name, VARSIZE_ANY(name));
-    (*list)[(*count)++] = HeldSlot{slot, copy};
+    (*list)[(*count)++] = HeldSlot{slot, copy, GetCurrentSubTransactionId()};
 }
 
 bool same_name(const text *a, const text *b) {
@@ -78,6 +84,41 @@ void forget_released_session_claims() {
     }
 }
 
+// Releases the session claims taken in `subtransaction` (or in any, for the top transaction's
+// abort) that have not been confirmed by a commit.
+void release_unconfirmed_session_claims(SubTransactionId subtransaction) {
+    for (int i = session_claim_count - 1; i >= 0; --i) {
+        const HeldSlot &held = session_claims[i];
+        if (held.taken_in == InvalidSubTransactionId) continue;
+        if (subtransaction != InvalidSubTransactionId && held.taken_in != subtransaction) continue;
+        if (session_lock_held(held)) release_locks(held.name, held.slot, true);
+        wake_first_waiter_now(held.name);
+        forget_session_claim(i);
+    }
+}
+
+void forget_transaction_claims() {
+    transaction_claims = nullptr;  // its memory went with TopTransactionContext
+    transaction_claim_count = transaction_claim_capacity = 0;
+    registry_forget_transaction_claims();
+}
+
+void confirm_session_claims() {
+    for (int i = 0; i < session_claim_count; ++i)
+        session_claims[i].taken_in = InvalidSubTransactionId;
+}
+
+void on_subtransaction_event(SubXactEvent event, SubTransactionId mine, SubTransactionId parent,
+                             void * /*arg*/) {
+    if (session_claim_count == 0) return;
+    if (event == SUBXACT_EVENT_ABORT_SUB) {
+        release_unconfirmed_session_claims(mine);
+    } else if (event == SUBXACT_EVENT_COMMIT_SUB) {
+        for (int i = 0; i < session_claim_count; ++i)
+            if (session_claims[i].taken_in == mine) session_claims[i].taken_in = parent;
+    }
+}
+
 // PREPARE TRANSACTION with transaction claims is refused: a prepared transaction may stay for
 // days, its locks kept by no backend, and whoever ends it (COMMIT PREPARED) does not know to wake
 // the semaphore's waiters. Lease claims, which are rows, are fine in prepared transactions.
@@ -98,15 +139,19 @@ void on_transaction_event(XactEvent event, void * /*arg*/) {
             }
             break;
         case XACT_EVENT_COMMIT:
-        case XACT_EVENT_ABORT:
-            if (session_claim_count > 0) forget_released_session_claims();
-            [[fallthrough]];
         case XACT_EVENT_PREPARE:
+            confirm_session_claims();
+            if (session_claim_count > 0) forget_released_session_claims();
+            forget_transaction_claims();
+            break;
+        case XACT_EVENT_ABORT:
+            release_unconfirmed_session_claims(InvalidSubTransactionId);
+            if (session_claim_count > 0) forget_released_session_claims();
+            forget_transaction_claims();
+            break;
         case XACT_EVENT_PARALLEL_COMMIT:
         case XACT_EVENT_PARALLEL_ABORT:
-            transaction_claims = nullptr;  // its memory went with TopTransactionContext
-            transaction_claim_count = transaction_claim_capacity = 0;
-            registry_forget_transaction_claims();
+            forget_transaction_claims();
             break;
         default:
             break;
@@ -128,6 +173,7 @@ void release_session_claims_at_exit(int /*code*/, Datum /*arg*/) {
 
 void install_lock_claim_callbacks() {
     RegisterXactCallback(on_transaction_event, nullptr);
+    RegisterSubXactCallback(on_subtransaction_event, nullptr);
 }
 
 bool slot_held_by_lock(const text *name, int32 slot) {

@@ -61,7 +61,7 @@ struct LineStats {
     std::atomic<long> session_kills_sent{0};  // holders of session claims terminated
     std::atomic<long> kills_seen{0};          // connection losses after a call, traced to a kill
     std::atomic<long> cancels_late{0};        // the call was done when the cancel came
-    std::atomic<long> kept_after_error{0};    // session claims granted by a call that then failed
+    std::atomic<long> kept_after_error{0};    // claims found after a failed call or a rollback
     std::atomic<long> serialization{0};       // 40001 in serializable transactions
     std::atomic<long long> last_done{0};      // nanoseconds since the start
 };

@@ -127,8 +127,8 @@ void print_line_stats(Shared &shared) {
         stats.cancels_sent.load(), stats.cancels_late.load(), stats.waiter_kills_sent.load(),
         stats.session_kills_sent.load(), stats.kills_seen.load());
     std::printf(
-        "session claims granted by a call that then failed (kept, as pg_advisory_lock would): "
-        "%ld; serialization failures: %ld\n",
+        "claims left behind by failed calls or rolled-back transactions: %ld; serialization "
+        "failures: %ld\n",
         stats.kept_after_error.load(), stats.serialization.load());
 }
 

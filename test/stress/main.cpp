@@ -12,7 +12,7 @@
 //   * that the line is first come, first served: no caller (waiting or not) was served before a
 //     waiter that surely came first -- and that the check was not vacuous;
 //   * that a wait answered NULL only once its time was up after the call was sent;
-//   * that a claim call that failed left no claim behind (but see kept_after_error);
+//   * that a claim call that failed, or whose transaction rolled back, left no claim behind;
 //   * and that once every client is gone nobody is left in line, no lock claim is held, and every
 //     semaphore is whole again once all leases have run out.
 //

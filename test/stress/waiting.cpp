@@ -43,7 +43,7 @@ struct Plan {
     Timeout timeout = Timeout::kNone;
     int timeout_millis = 0;
     int hold_millis = 0;
-    bool rollback = false;  // end the transaction so (a session claim outlives it either way)
+    bool rollback = false;  // end the transaction so (a session claim is given back with it)
 };
 
 struct Hold {
@@ -303,31 +303,21 @@ class WaitingClient {
         else
             shared_.problems.note(kUnexpectedError, who() + "claim: " + reply.error);
         abandon_transaction();
-        if (conn_ != nullptr) give_back_kept(plan, reply);
+        if (conn_ != nullptr) expect_nothing_kept(plan, reply.error);
     }
 
-    // A failed claim leaves nothing behind -- except a session claim granted just before a cancel
-    // or timeout struck the statement, which stays as a pg_advisory_lock would. The server held
-    // it from before the failed call's answer: it is recorded from then and given back.
-    void give_back_kept(const Plan &plan, const Reply &failed) {
+    // A failed claim leaves nothing behind: not even a session claim granted just before a
+    // cancel or timeout struck its statement, since a session claim is taken with its
+    // transaction. Anything found is a problem, and is given back so that the run goes on.
+    void expect_nothing_kept(const Plan &plan, const std::string &after) {
         const std::optional<Reply> own = run_main(kOwnHoldsSql, {plan.name});
         if (!own) return;
         for (const std::vector<std::string> &row : own->rows) {
-            if (row[0] != "session") {
-                shared_.problems.note(kFailedClaimKept, who() + row[0] + " claim of slot " +
-                                                            row[1] + " after " + failed.error);
-                continue;
-            }
             ++stats_.kept_after_error;
-            Hold hold;
-            hold.kind = Kind::kSession;
-            hold.name = plan.name;
-            hold.n = plan.n;
-            hold.slot = static_cast<int>(to_ll(row[1]));
-            hold.begin = failed.received;
-            hold_ = hold;
-            release_session_claim();
-            if (conn_ == nullptr || hold_) return;
+            shared_.problems.note(kFailedClaimKept,
+                                  who() + row[0] + " claim of slot " + row[1] + " after " + after);
+            if (row[0] == "session")
+                (void)exec(conn_.get(), kReleaseSessionSql, {plan.name, row[1]});
         }
     }
 
@@ -375,8 +365,17 @@ class WaitingClient {
     }
 
     void hold_session_claim(const Plan &plan) {
+        if (in_txn_ && plan.rollback) {
+            // A session claim is taken with its transaction: the ROLLBACK gives it back.
+            close_hold(Clock::now());
+            if (!run_main("ROLLBACK")) return;
+            in_txn_ = false;
+            finish_hold(Fate::kUnknown);
+            expect_nothing_kept(plan, "ROLLBACK of the transaction that took it");
+            return;
+        }
         if (in_txn_) {
-            if (!run_main(plan.rollback ? "ROLLBACK" : "COMMIT")) return;
+            if (!run_main("COMMIT")) return;
             in_txn_ = false;
         }
         set_phase(Phase::kHoldingSession);

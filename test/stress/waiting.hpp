@@ -13,7 +13,7 @@ namespace stress {
 inline constexpr const char *kSessionReleaseFalse =
     "every release of a held session claim returned true";
 inline constexpr const char *kFailedClaimKept =
-    "a claim call that failed left no lease or transaction claim behind";
+    "a claim call that failed, or whose transaction rolled back, left no claim of any kind behind";
 
 // One waiting client (its Target is shared->targets[index]): options.wait_cycles claims, one at a
 // time, each held a moment and given back.
