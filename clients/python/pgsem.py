@@ -191,7 +191,9 @@ def transaction_semaphore(conn, name, n, wait='0'):
 def session_semaphore(conn, name, n, wait='0'):
     """Holds one of the ``n`` slots of ``name`` for the block, as a session claim: no lease; the
     end of the block releases it, and so does the end of the connection's session, however it
-    ends. Not behind a transaction- or statement-pooling PgBouncer. Yields the slot number."""
+    ends. The claim is taken with the connection's current transaction: outside autocommit, a
+    rollback before the next commit gives it back. Not behind a transaction- or
+    statement-pooling PgBouncer. Yields the slot number."""
     slot = _one(conn, 'SELECT sem_claim_session(%s, %s, %s::interval)', (name, n, wait))
     if slot is None:
         raise NoSlot(name, n, wait)
