@@ -66,6 +66,8 @@ WAIT_CELLS = [
 # Transaction claims against the Redis fair semaphore, by bench/driver (pgbench cannot count
 # transaction claims: they leave no row). Label, driver target, clients.
 DRIVER_CELLS = []
+# The waiting lease cell from the driver too: what pgbench itself costs in that cell.
+DRIVER_CELLS.append(("pgsem, n=4, 1 name, wait 10 s (driver)", "pgsem-lease-wait", 32))
 for clients in (8, 32):
     DRIVER_CELLS += [
         ("sem_claim_xact, n=4", "pgsem-xact", clients),

@@ -1,7 +1,8 @@
 // pgsem_bench_driver: the measurements of bench/run.sh that pgbench cannot make. Each run prints
 // one line of key=value pairs for bench/run.py to read.
 //
-//   pgsem_bench_driver pairs --target pgsem-xact|pgsem-xact-wait|pg-floor|redis-fair|redis-floor
+//   pgsem_bench_driver pairs --target
+//   pgsem-xact|pgsem-xact-wait|pgsem-lease-wait|pg-floor|redis-fair|redis-floor
 //                            --clients C
 //                            --seconds T [--n N] [--redis-port P --scripts DIR]
 //   pgsem_bench_driver handoff --kind lease|transaction|session --samples S
@@ -75,6 +76,8 @@ int run(int argc, char **argv) {
             pair.target = bench::PairTarget::kPgsemXactWait;
         else if (target == "redis-fair")
             pair.target = bench::PairTarget::kRedisFair;
+        else if (target == "pgsem-lease-wait")
+            pair.target = bench::PairTarget::kPgsemLeaseWait;
         else if (target == "pg-floor")
             pair.target = bench::PairTarget::kPgFloor;
         else if (target == "redis-floor")

@@ -50,7 +50,26 @@ class StartLine {
 // A transaction claim is held from the claim to the COMMIT. A refused claim leaves the
 // transaction open (it wrote nothing and, at READ COMMITTED, keeps no snapshot) and the next
 // attempt runs in it, so a refusal costs one round trip, as a refused Redis acquire does.
+// A lease that waits in line, released by id: the pgbench cell pgsem_wait_pair.sql from this
+// driver, to tell the client's share of that cell's cost from the server's.
+Counts lease_client(const PairOptions &options, StartLine *line) {
+    const PgConn conn = pg_connect("pgsem_bench pairs");
+    const std::string claim = "SELECT sem_claim('" + std::string(kPgsemName) + "-lease', " +
+                              std::to_string(options.n) + ", '90 seconds', '10 seconds')";
+    Counts counts;
+    const Clock::time_point deadline = line->ready();
+    while (Clock::now() < deadline) {
+        const std::string id = first_value(pg_run(conn.get(), claim));
+        ++counts.attempts;
+        if (id.empty()) continue;
+        pg_run(conn.get(), "SELECT sem_release(" + id + ")");
+        ++counts.pairs;
+    }
+    return counts;
+}
+
 Counts pgsem_client(const PairOptions &options, StartLine *line) {
+    if (options.target == PairTarget::kPgsemLeaseWait) return lease_client(options, line);
     const PgConn conn = pg_connect("pgsem_bench pairs");
     const std::string claim =
         options.target == PairTarget::kPgFloor

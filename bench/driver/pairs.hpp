@@ -9,11 +9,12 @@
 namespace bench {
 
 enum class PairTarget {
-    kPgsemXact,      // BEGIN; SELECT sem_claim_xact(name, n) ... COMMIT
-    kPgsemXactWait,  // the same with wait => 10 s: refused callers queue instead of retrying
-    kRedisFair,      // EVALSHA acquire_fair.lua ... EVALSHA release_fair.lua
-    kPgFloor,        // BEGIN; SELECT 1 ... COMMIT: two round trips that do nothing
-    kRedisFloor,     // PING ... PING
+    kPgsemXact,       // BEGIN; SELECT sem_claim_xact(name, n) ... COMMIT
+    kPgsemXactWait,   // the same with wait => 10 s: refused callers queue instead of retrying
+    kRedisFair,       // EVALSHA acquire_fair.lua ... EVALSHA release_fair.lua
+    kPgsemLeaseWait,  // SELECT sem_claim(name, n, '90 s', '10 s') ... SELECT sem_release(id)
+    kPgFloor,         // BEGIN; SELECT 1 ... COMMIT: two round trips that do nothing
+    kRedisFloor,      // PING ... PING
 };
 
 struct PairOptions {
