@@ -19,17 +19,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, '..', '..', 'clients', 'python'))
 sys.path.insert(0, HERE)  # the django_shop app and readme.py
 import readme  # noqa: E402
+from tally import Tally  # noqa: E402
 
-passed = failed = 0
-
-
-def check(ok, what):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-    print(f'{"ok" if ok else "FAILED"} {passed + failed} - {what}')
+tally = Tally('client-django')
+check = tally.check
 
 
 def readme_block(language, marker):
@@ -176,5 +169,4 @@ if __name__ == '__main__':
     except Exception:  # noqa: BLE001
         traceback.print_exc()
         check(False, 'the cases ran to the end')
-    print(f'client-django: {passed} passed, {failed} failed')
-    sys.exit(0 if failed == 0 else 1)
+    sys.exit(tally.finish())

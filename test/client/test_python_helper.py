@@ -17,6 +17,7 @@ import traceback
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..',
                                 'clients', 'python'))
 import pgsem  # noqa: E402
+from tally import Tally  # noqa: E402
 
 DRIVERS = {}
 try:
@@ -37,17 +38,8 @@ def _psycopg2(autocommit):
     return conn
 
 
-passed = failed = 0
-
-
-def check(ok, what):
-    global passed, failed
-    if ok:
-        passed += 1
-        print(f'ok {passed + failed} - {what}')
-    else:
-        failed += 1
-        print(f'FAILED {passed + failed} - {what}')
+tally = Tally('client-python-helper')
+check = tally.check
 
 
 def value(conn, sql, params=()):
@@ -213,9 +205,8 @@ def run_cases(driver, connect):
 
 def main():
     if 'psycopg2' not in DRIVERS:
-        print('FAILED 1 - psycopg2 is not installed (python3-psycopg2)')
-        print('client-python-helper: 0 passed, 1 failed')
-        return 1
+        check(False, 'psycopg2 is installed (python3-psycopg2)')
+        return tally.finish()
     for driver, connect in DRIVERS.items():
         try:
             run_cases(driver, connect)
@@ -223,8 +214,7 @@ def main():
             traceback.print_exc()
             check(False, f'[{driver}] the cases ran to the end')
     print(f'drivers: {", ".join(DRIVERS)}')
-    print(f'client-python-helper: {passed} passed, {failed} failed')
-    return 0 if failed == 0 else 1
+    return tally.finish()
 
 
 if __name__ == '__main__':

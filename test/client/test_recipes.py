@@ -20,22 +20,15 @@ import psycopg2
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import readme  # noqa: E402
+from tally import Tally  # noqa: E402
 
 # The README blocks this file runs, pinned (test/lib/readme_blocks.py): change a pin only after
 # checking that the cases below still test what each block says.
 # throttle: readme-pin 23992e82edc024a1      reserve(): readme-pin 109f9e1d9374baed
 # process once: readme-pin 6ee7618a61188304  fencing token: readme-pin 4e7da50740c8258f
 
-passed = failed = 0
-
-
-def check(ok, what):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-    print(f'{"ok" if ok else "FAILED"} {passed + failed} - {what}')
+tally = Tally('client-recipes')
+check = tally.check
 
 
 def connect():
@@ -209,5 +202,4 @@ def main():
 
 if __name__ == '__main__':
     main()
-    print(f'client-recipes: {passed} passed, {failed} failed')
-    sys.exit(0 if failed == 0 else 1)
+    sys.exit(tally.finish())
