@@ -1,5 +1,7 @@
 #include "waiting.hpp"
 
+#include "client_thread.hpp"
+
 #include <algorithm>
 #include <exception>
 #include <optional>
@@ -57,14 +59,10 @@ struct Hold {
     std::optional<Clock::time_point> end;
 };
 
-class WaitingClient {
+class WaitingClient : ClientThread {
   public:
     WaitingClient(Shared *shared, int index, std::uint64_t seed)
-        : shared_(*shared),
-          stats_(shared->line_stats),
-          target_(*shared->targets[index]),
-          index_(index),
-          rng_(seed) {}
+        : ClientThread(shared, index, seed, "waiter"), stats_(shared->line_stats) {}
 
     void run() {
         if (!reconnect()) return;
@@ -72,12 +70,7 @@ class WaitingClient {
             cycle();
             sleep_millis(uniform(1, 5));
         }
-        {
-            const std::lock_guard<std::mutex> lock(target_.mutex);
-            target_.pid = 0;
-            target_.phase = Phase::kIdle;
-        }
-        conn_.reset();
+        finish();
         const long long done = shared_.nanos(Clock::now());
         long long seen = stats_.last_done.load();
         while (done > seen && !stats_.last_done.compare_exchange_weak(seen, done)) {
@@ -85,20 +78,6 @@ class WaitingClient {
     }
 
   private:
-    int uniform(int low, int high) { return std::uniform_int_distribution<int>(low, high)(rng_); }
-    bool chance(int percent) { return uniform(0, 99) < percent; }
-    static void sleep_millis(int millis) { std::this_thread::sleep_for(milliseconds(millis)); }
-    std::string who() const { return "waiter " + std::to_string(index_) + ": "; }
-
-    void set_phase(Phase phase) {
-        const std::lock_guard<std::mutex> lock(target_.mutex);
-        target_.phase = phase;
-    }
-    std::optional<Clock::time_point> killed_at() {
-        const std::lock_guard<std::mutex> lock(target_.mutex);
-        return target_.killed_at;
-    }
-
     // Leaves the waiting phase and lets a strike in flight finish: once it has, a cancel that
     // came after the call can only reach a backend reading its next command, which ignores it.
     // True when the killer cancelled the call.
@@ -112,32 +91,9 @@ class WaitingClient {
     }
 
     bool reconnect() {
-        {
-            const std::lock_guard<std::mutex> lock(target_.mutex);
-            target_.pid = 0;
-            target_.phase = Phase::kReconnecting;
-        }
-        const bool first = conn_ == nullptr;
-        conn_.reset();
-        std::string error;
         // Named as the other clients are, so the final checks wait for these backends too.
-        const std::string app = std::string(kClientApp) + " " + std::to_string(index_) + " waiter";
-        for (int attempt = 0; attempt < 50 && conn_ == nullptr; ++attempt) {
-            conn_ = connect_to(shared_.options.conninfo, app, &error);
-            if (conn_ == nullptr) sleep_millis(20);
-        }
-        if (conn_ == nullptr) {
-            shared_.problems.note(kUnexpectedError, who() + "cannot connect: " + error);
-            return false;
-        }
-        if (!first) ++shared_.stats.reconnects;
-        PQsetNoticeProcessor(conn_.get(), on_notice, &shared_);
-        const std::lock_guard<std::mutex> lock(target_.mutex);
-        target_.pid = PQbackendPID(conn_.get());
-        target_.phase = Phase::kIdle;
-        target_.killed_at.reset();
-        target_.cancelled_at.reset();
-        return true;
+        return ClientThread::reconnect(
+            std::string(kClientApp) + " " + std::to_string(index_) + " waiter", on_notice);
     }
 
     Plan make_plan() {
@@ -470,12 +426,7 @@ class WaitingClient {
         reconnect();
     }
 
-    Shared &shared_;
     LineStats &stats_;
-    Target &target_;
-    int index_;
-    std::mt19937_64 rng_;
-    Conn conn_;
     bool in_txn_ = false;
     std::optional<Hold> hold_;
 };

@@ -1,5 +1,7 @@
 #include "workload.hpp"
 
+#include "client_thread.hpp"
+
 #include <algorithm>
 #include <exception>
 #include <random>
@@ -36,60 +38,20 @@ struct OpenHold {
     bool closed = false;
 };
 
-class Client {
+class Client : ClientThread {
   public:
     Client(Shared *shared, int index, std::uint64_t seed)
-        : shared_(*shared), target_(*shared->targets[index]), index_(index), rng_(seed) {}
+        : ClientThread(shared, index, seed, "client") {}
 
     void run() {
         if (!reconnect()) return;
         for (int i = 0; i < shared_.options.cycles && conn_ != nullptr; ++i) cycle();
-        const std::lock_guard<std::mutex> lock(target_.mutex);
-        target_.pid = 0;
-        target_.phase = Phase::kIdle;
-        conn_.reset();
+        finish();
     }
 
   private:
-    int uniform(int low, int high) { return std::uniform_int_distribution<int>(low, high)(rng_); }
-    bool chance(int percent) { return uniform(0, 99) < percent; }
-    static void sleep_millis(int millis) { std::this_thread::sleep_for(milliseconds(millis)); }
-    std::string who() const { return "client " + std::to_string(index_) + ": "; }
-
-    void set_phase(Phase phase) {
-        const std::lock_guard<std::mutex> lock(target_.mutex);
-        target_.phase = phase;
-    }
-    std::optional<Clock::time_point> killed_at() {
-        const std::lock_guard<std::mutex> lock(target_.mutex);
-        return target_.killed_at;
-    }
-
     bool reconnect() {
-        {
-            const std::lock_guard<std::mutex> lock(target_.mutex);
-            target_.pid = 0;
-            target_.phase = Phase::kReconnecting;
-        }
-        const bool first = !connected_once_;
-        conn_.reset();
-        std::string error;
-        for (int attempt = 0; attempt < 50 && conn_ == nullptr; ++attempt) {
-            conn_ = connect_to(shared_.options.conninfo,
-                               std::string(kClientApp) + " " + std::to_string(index_), &error);
-            if (conn_ == nullptr) sleep_millis(20);
-        }
-        if (conn_ == nullptr) {
-            shared_.problems.note(kUnexpectedError, who() + "cannot connect: " + error);
-            return false;
-        }
-        connected_once_ = true;
-        if (!first) ++shared_.stats.reconnects;
-        const std::lock_guard<std::mutex> lock(target_.mutex);
-        target_.pid = PQbackendPID(conn_.get());
-        target_.phase = Phase::kIdle;
-        target_.killed_at.reset();
-        return true;
+        return ClientThread::reconnect(std::string(kClientApp) + " " + std::to_string(index_));
     }
 
     Plan make_plan() {
@@ -385,12 +347,6 @@ class Client {
         return reply;
     }
 
-    Shared &shared_;
-    Target &target_;
-    int index_;
-    std::mt19937_64 rng_;
-    Conn conn_;
-    bool connected_once_ = false;
     bool in_txn_ = false;
     Isolation isolation_ = Isolation::kAutocommit;  // of the transaction open, if any
     std::optional<OpenHold> hold_;
