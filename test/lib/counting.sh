@@ -6,6 +6,22 @@
 # ran no test at all counts as one failure (record_suite). test/suites/harness.sh plants a
 # failure for each suite and checks that it is counted.
 
+# settle_counts PASSED FAILED REPORTED EXPECTED STATUS WHO UNIT: "PASSED FAILED" once the two
+# rules that no runner's verdicts cover are applied: each of the EXPECTED tests (or scripts, UNIT)
+# that WHO never reported on is a failure, and a non-zero STATUS with no failure counted is one.
+settle_counts() {
+    local passed=$1 failed=$2 reported=$3 expected=$4 status=$5 who=$6 unit=$7
+    if [ "$reported" -lt "$expected" ]; then
+        echo "FAILED: $who reported on $reported of $expected $unit" >&2
+        failed=$((failed + expected - reported))
+    fi
+    if [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then
+        echo "FAILED: $who exited with status $status" >&2
+        failed=1
+    fi
+    echo "$passed $failed"
+}
+
 # count_pg_regress LOG EXPECTED STATUS: "PASSED FAILED" for a pg_regress or
 # pg_isolation_regress run of EXPECTED tests whose summary is in LOG and whose exit status was
 # STATUS.
@@ -14,15 +30,7 @@ count_pg_regress() {
     ok=$(grep -cE '^(test +| +)[^ ]+ +\.\.\. ok( |$)' "$log")
     failed=$(grep -cE '^(test +| +)[^ ]+ +\.\.\. (FAILED|failed)' "$log")
     reported=$((ok + failed))
-    if [ "$reported" -lt "$expected" ]; then
-        echo "FAILED: the runner reported on $reported of $expected tests" >&2
-        failed=$((failed + expected - reported))
-    fi
-    if [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then
-        echo "FAILED: the runner exited with status $status" >&2
-        failed=1
-    fi
-    echo "$ok $failed"
+    settle_counts "$ok" "$failed" "$reported" "$expected" "$status" "the runner" tests
 }
 
 # count_tap_harness LOG FILES STATUS: "PASSED FAILED" for a TAP::Harness run in verbose mode
@@ -58,13 +66,5 @@ count_tap_harness() {
         END { flush(); printf "%d %d %d\n", passed, failed, files }
     ' "$log")
     read -r passed failed reported <<<"$counts"
-    if [ "$reported" -lt "$files" ]; then
-        echo "FAILED: the harness reported on $reported of $files scripts" >&2
-        failed=$((failed + files - reported))
-    fi
-    if [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then
-        echo "FAILED: the harness exited with status $status" >&2
-        failed=1
-    fi
-    echo "$passed $failed"
+    settle_counts "$passed" "$failed" "$reported" "$files" "$status" "the harness" scripts
 }
