@@ -139,11 +139,35 @@ void note_client_gone() {
     InterruptPending = true;
 }
 
+// Sleeps until the latch is set, `timeout_ms` passes or, when `watch_client`, the client goes away.
+// With a client it sleeps in the connection's own wait set, set to report the socket closed (as
+// pq_check_connection leaves it; every site that waits on that set sets its own socket event
+// first): a wait set made per sleep would cost five more system calls for every grant, paid by
+// each waiter that moves up to first place.
+void sleep_first_in_line(long timeout_ms, bool watch_client) {
+    if (!watch_client) {
+        (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, timeout_ms,
+                        PG_WAIT_EXTENSION);
+        return;
+    }
+    ModifyWaitEvent(FeBeWaitSet, FeBeWaitSetSocketPos, WL_SOCKET_CLOSED, nullptr);
+    WaitEvent events[FeBeWaitSetNEvents];
+    const int count =
+        WaitEventSetWait(FeBeWaitSet, timeout_ms, events, lengthof(events), PG_WAIT_EXTENSION);
+    for (int i = 0; i < count; ++i) {
+        if ((events[i].events & WL_POSTMASTER_DEATH) != 0)
+            ereport(FATAL, (errcode(ERRCODE_ADMIN_SHUTDOWN),
+                            errmsg("terminating connection due to unexpected postmaster exit")));
+        if ((events[i].events & WL_SOCKET_CLOSED) != 0) note_client_gone();
+    }
+}
+
 // First in line: looks for a slot each time a slot may have freed up, until one is taken or the
 // deadline passes.
 SlotGrant wait_first_in_line(ClaimsTable *table, const SlotRequest &request, TimestampTz deadline,
                              TimestampTz lock_deadline) {
-    const bool watch_client = MyProcPort != nullptr && WaitEventSetCanReportClosed();
+    const bool watch_client =
+        MyProcPort != nullptr && FeBeWaitSet != nullptr && WaitEventSetCanReportClosed();
     TimestampTz now = GetCurrentTimestamp();
     const int64 deadlock_interval = static_cast<int64>(Max(DeadlockTimeout, 1)) * 1000;
     TimestampTz next_deadlock_check = now + deadlock_interval;
@@ -176,12 +200,7 @@ SlotGrant wait_first_in_line(ClaimsTable *table, const SlotRequest &request, Tim
         wake_at = Min(wake_at, now + kSafetyNetMicros);
         if (lock_deadline != 0) wake_at = Min(wake_at, lock_deadline);
         if (grant.next_expiry != 0) wake_at = Min(wake_at, grant.next_expiry);
-        const long timeout = static_cast<long>(Max(millis_until(wake_at, now), 1));
-        const int events = WaitLatchOrSocket(
-            MyLatch,
-            WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH | (watch_client ? WL_SOCKET_CLOSED : 0),
-            watch_client ? MyProcPort->sock : PGINVALID_SOCKET, timeout, PG_WAIT_EXTENSION);
-        if ((events & WL_SOCKET_CLOSED) != 0) note_client_gone();
+        sleep_first_in_line(static_cast<long>(Max(millis_until(wake_at, now), 1)), watch_client);
     }
 }
 
