@@ -88,8 +88,8 @@ void apply(ClaimsTable *table, Act act, const LockedClaim &locked, TimestampTz n
             require_durable_commit();  // a renewal lost in a crash would shorten a lease in use
             // The renewed row may not fit its page and get a new index entry: claimers of the
             // slot must not read the slot halfway through that.
-            under_slot_mutex(locked_claim_name(locked), locked.row.slot,
-                             [&] { claims_extend(table, locked, expires); });
+            (void)under_slot_mutex(locked_claim_name(locked), locked.row.slot, true,
+                                   [&] { claims_extend(table, locked, expires); });
             break;
         }
         case Act::kFence:

@@ -124,11 +124,12 @@ bool take_locked_slot(ClaimsTable *table, const SlotRequest &request, int32 slot
 }
 
 bool try_take_slot(ClaimsTable *table, const SlotRequest &request, int32 slot, SlotGrant *grant) {
-    // A slot held by a transaction or session is skipped without taking its mutex.
+    // A slot held by a transaction or session is skipped without taking its mutex, and so is a
+    // slot whose mutex another claimer holds (slot_search.hpp, 2.).
     if (slot_held_by_lock(request.name, slot)) return false;
     bool taken = false;
-    under_slot_mutex(request.name, slot,
-                     [&] { taken = take_locked_slot(table, request, slot, grant); });
+    (void)under_slot_mutex(request.name, slot, false,
+                           [&] { taken = take_locked_slot(table, request, slot, grant); });
     if (taken) grant->slot = slot;
     return taken;
 }
@@ -195,7 +196,7 @@ SlotGrant take_free_slot(ClaimsTable *table, const SlotRequest &request) {
             grant.granted = true;
             return grant;
         }
-        first = slot + 1;  // someone else holds it, by a row or a lock
+        first = slot + 1;  // someone else holds it, by a row or a lock, or is taking it
     }
     return grant;
 }

@@ -10,7 +10,11 @@
 //   2. Under the slot mutex the claimer reads the slot's rows again, records an expired lease
 //      holder as timed out (a lease claimer, which is about to insert; others merely see it as
 //      free), checks the slot-holder lock, and takes the slot: inserts its row, or takes the
-//      slot-holder lock for its transaction or session. It never waits for another transaction.
+//      slot-holder lock for its transaction or session. It never waits for another transaction,
+//      nor for another claimer: a claimer that finds the mutex taken counts the slot as held.
+//      Whoever holds the mutex takes the slot if it is free (or renews the lease that holds it),
+//      so the slot is held or being taken, as an insert in progress is; and claimers that race
+//      for a freed slot never sleep in the lock manager behind each other.
 //   3. For leases the unique index over (name, slot) WHERE ended_at IS NULL is the final arbiter:
 //      if the logic above were wrong, the insert would fail, never oversubscribe.
 // The line of waiters (wait_queue.hpp) decides who may look for a slot at all.
@@ -54,15 +58,17 @@ SlotGrant take_free_slot(ClaimsTable *table, const SlotRequest &request);
 
 // Runs `write` under the mutex of one slot: the lock every claimer of the slot takes between
 // reading the slot and taking it. Renewals take it too: a renewed row may get a new index entry.
+// With `wait` false it runs `write` only if nobody holds the mutex, and says whether it did.
 template <typename Write>
-void under_slot_mutex(const text *name, int32 slot, Write &&write) {
+bool under_slot_mutex(const text *name, int32 slot, bool wait, Write &&write) {
     static_assert(std::is_trivially_destructible_v<std::decay_t<Write>>);
     LOCKTAG tag;
     slot_locktag(&tag, LockClass::kSlotMutex, name, slot);
-    (void)LockAcquire(&tag, ExclusiveLock, false, false);
+    if (LockAcquire(&tag, ExclusiveLock, false, !wait) == LOCKACQUIRE_NOT_AVAIL) return false;
     write();
     // Released now rather than at commit: the row or lock taken speaks for the slot from here on.
     (void)LockRelease(&tag, ExclusiveLock, false);
+    return true;
 }
 
 }  // namespace pgsem
