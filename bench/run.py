@@ -58,6 +58,8 @@ SEM_CELLS += [("pg_advisory_xact_lock(bigint)", "bigint_xact_lock", 32, {}, None
 WAIT_CELLS = [
     ("pgsem, n=4, 1 name, wait 10 s", "pgsem_wait_pair", 32,
      {"n": 4, "names": 1, "group": 6, "backoff": 0}, "pgsem"),
+    # The limit: the same hand-off from bare Postgres parts (bench/sql/setup.sql, limit_claim).
+    ("limit: 4 advisory-lock queues, INSERT/UPDATE", "limit_wait_pair", 32, {"n": 4}, "floor"),
     ("pgsem, n=4, 1 name", "pgsem_pair", 32, {"n": 4, "names": 1, "group": 3, "backoff": 0},
      "pgsem"),
     ("floor (INSERT+UPDATE), 1 name", "floor_pair", 32,
@@ -73,6 +75,7 @@ for clients in (8, 32):
         ("sem_claim_xact, n=4", "pgsem-xact", clients),
         ("sem_claim_xact, n=4, wait 10 s", "pgsem-xact-wait", clients),
         ("Redis fair semaphore, n=4", "redis-fair", clients),
+        ("limit: first free of 4 advisory xact locks", "pg-xact-limit", clients),
         ("floor: BEGIN; SELECT 1 / COMMIT", "pg-floor", clients),
         ("floor: Redis PING / PING", "redis-floor", clients),
     ]
@@ -177,7 +180,7 @@ def main():
     if args.only == "waits":
         cells += WAIT_CELLS
     elif args.only is None:
-        cells += WAIT_CELLS[:1]
+        cells += WAIT_CELLS[:2]  # the other two are among SEM_CELLS already
     if args.only in (None, "waits"):
         cells += DRIVER_CELLS
 
@@ -251,16 +254,22 @@ def main():
             print(f"| claim cost n=10000 (9000 held) / n=4, {c} clients | {r:.2f} |")
     wait = ("pgsem, n=4, 1 name, wait 10 s", 32)
     for label, other in (("write floor", ("floor (INSERT+UPDATE), 1 name", 32)),
-                         ("no-wait pgsem", ("pgsem, n=4, 1 name", 32))):
+                         ("no-wait pgsem", ("pgsem, n=4, 1 name", 32)),
+                         ("limit", ("limit: 4 advisory-lock queues, INSERT/UPDATE", 32))):
         r = ratio(wait, other, 1)
         if r:
             print(f"| waiting pgsem / {label} pairs, 32 clients, 1 name | {r:.2f} |")
     for c in (8, 32):
         for label in ("sem_claim_xact, n=4", "sem_claim_xact, n=4, wait 10 s",
+                      "limit: first free of 4 advisory xact locks",
                       "floor: BEGIN; SELECT 1 / COMMIT"):
             r = ratio((label, c), ("Redis fair semaphore, n=4", c), 1)
             if r:
                 print(f"| {label} / Redis fair semaphore pairs, {c} clients | {r:.2f} |")
+        r = ratio(("sem_claim_xact, n=4", c),
+                  ("limit: first free of 4 advisory xact locks", c), 1)
+        if r:
+            print(f"| sem_claim_xact / advisory-lock limit pairs, {c} clients | {r:.2f} |")
         r = ratio(("Redis fair semaphore, n=4", c), ("floor: Redis PING / PING", c), 1)
         if r:
             print(f"| Redis fair semaphore / Redis PING floor pairs, {c} clients | {r:.2f} |")

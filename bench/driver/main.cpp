@@ -1,10 +1,10 @@
 // pgsem_bench_driver: the measurements of bench/run.sh that pgbench cannot make. Each run prints
 // one line of key=value pairs for bench/run.py to read.
 //
-//   pgsem_bench_driver pairs --target
-//   pgsem-xact|pgsem-xact-wait|pgsem-lease-wait|pg-floor|redis-fair|redis-floor
-//                            --clients C
-//                            --seconds T [--n N] [--redis-port P --scripts DIR]
+//   pgsem_bench_driver pairs --target T --clients C --seconds S [--n N]
+//                            [--redis-port P --scripts DIR]
+//       T: pgsem-xact, pgsem-xact-wait, pgsem-lease-wait, pg-floor, pg-xact-limit, redis-fair,
+//          redis-floor
 //   pgsem_bench_driver handoff --kind lease|transaction|session --samples S
 //   pgsem_bench_driver expiry --samples S --lease-ms L
 //   pgsem_bench_driver idle --waiters W --seconds T
@@ -80,6 +80,8 @@ int run(int argc, char **argv) {
             pair.target = bench::PairTarget::kPgsemLeaseWait;
         else if (target == "pg-floor")
             pair.target = bench::PairTarget::kPgFloor;
+        else if (target == "pg-xact-limit")
+            pair.target = bench::PairTarget::kPgXactLimit;
         else if (target == "redis-floor")
             pair.target = bench::PairTarget::kRedisFloor;
         else

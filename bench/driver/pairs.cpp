@@ -71,12 +71,16 @@ Counts lease_client(const PairOptions &options, StartLine *line) {
 Counts pgsem_client(const PairOptions &options, StartLine *line) {
     if (options.target == PairTarget::kPgsemLeaseWait) return lease_client(options, line);
     const PgConn conn = pg_connect("pgsem_bench pairs");
-    const std::string claim =
-        options.target == PairTarget::kPgFloor
-            ? std::string("SELECT 1")
-            : "SELECT sem_claim_xact('" + std::string(kPgsemName) + "', " +
-                  std::to_string(options.n) +
-                  (options.target == PairTarget::kPgsemXactWait ? ", '10 seconds')" : ")");
+    std::string claim;
+    if (options.target == PairTarget::kPgFloor)
+        claim = "SELECT 1";
+    else if (options.target == PairTarget::kPgXactLimit)
+        claim = "SELECT k FROM generate_series(0, " + std::to_string(options.n - 1) +
+                ") k WHERE pg_try_advisory_xact_lock(4242, k) LIMIT 1";
+    else
+        claim = "SELECT sem_claim_xact('" + std::string(kPgsemName) + "', " +
+                std::to_string(options.n) +
+                (options.target == PairTarget::kPgsemXactWait ? ", '10 seconds')" : ")");
     Counts counts;
     bool in_transaction = false;
     const Clock::time_point deadline = line->ready();

@@ -14,7 +14,10 @@ enum class PairTarget {
     kRedisFair,       // EVALSHA acquire_fair.lua ... EVALSHA release_fair.lua
     kPgsemLeaseWait,  // SELECT sem_claim(name, n, '90 s', '10 s') ... SELECT sem_release(id)
     kPgFloor,         // BEGIN; SELECT 1 ... COMMIT: two round trips that do nothing
-    kRedisFloor,      // PING ... PING
+    // The limit of a semaphore made of bare Postgres parts: BEGIN; the first of n transaction-
+    // level advisory locks that is free ... COMMIT. No FIFO, no waits, no view of the holders.
+    kPgXactLimit,
+    kRedisFloor,  // PING ... PING
 };
 
 struct PairOptions {

@@ -16,3 +16,18 @@ CREATE TABLE floor_claims (
     claimed_at timestamptz NOT NULL,
     released_at timestamptz
 );
+-- The same waiting hand-off made of bare Postgres parts, as a limit for pgsem's waiting cell:
+-- a claimer waits in the lock manager's queue of one of 4 session advisory locks (its slot,
+-- chosen by the caller), then inserts its claim and commits durably; the release updates it,
+-- commits without waiting for the flush (as pgsem's does) and unlocks. No FIFO across slots, no
+-- choice of a free slot, no lease, no crash safety for the lock: what pgsem's waits add to this.
+CREATE FUNCTION limit_claim(slot integer) RETURNS bigint LANGUAGE sql AS $$
+    SELECT pg_advisory_lock(4242, slot);
+    INSERT INTO floor_claims (name, claimed_at) VALUES ('limit', now()) RETURNING id;
+$$;
+CREATE FUNCTION limit_release(claim bigint, slot integer) RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM set_config('synchronous_commit', 'off', true);
+    UPDATE floor_claims SET released_at = now() WHERE id = claim;
+    RETURN pg_advisory_unlock(4242, slot);
+END $$;
