@@ -124,11 +124,13 @@ bool take_locked_slot(ClaimsTable *table, const SlotRequest &request, int32 slot
 }
 
 bool try_take_slot(ClaimsTable *table, const SlotRequest &request, int32 slot, SlotGrant *grant) {
-    // A slot held by a transaction or session is skipped without taking its mutex, and so is a
-    // slot whose mutex another claimer holds (slot_search.hpp, 2.).
+    // A slot held by a transaction or session is skipped without taking its mutex; a transaction
+    // or session claimer skips a slot whose mutex another claimer holds, too (slot_search.hpp,
+    // 2.), and a lease claimer waits for it.
     if (slot_held_by_lock(request.name, slot)) return false;
+    const bool wait_for_mutex = request.kind == ClaimKind::kLease;
     bool taken = false;
-    (void)under_slot_mutex(request.name, slot, false,
+    (void)under_slot_mutex(request.name, slot, wait_for_mutex,
                            [&] { taken = take_locked_slot(table, request, slot, grant); });
     if (taken) grant->slot = slot;
     return taken;

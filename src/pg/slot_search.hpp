@@ -10,11 +10,16 @@
 //   2. Under the slot mutex the claimer reads the slot's rows again, records an expired lease
 //      holder as timed out (a lease claimer, which is about to insert; others merely see it as
 //      free), checks the slot-holder lock, and takes the slot: inserts its row, or takes the
-//      slot-holder lock for its transaction or session. It never waits for another transaction,
-//      nor for another claimer: a claimer that finds the mutex taken counts the slot as held.
-//      Whoever holds the mutex takes the slot if it is free (or renews the lease that holds it),
-//      so the slot is held or being taken, as an insert in progress is; and claimers that race
-//      for a freed slot never sleep in the lock manager behind each other.
+//      slot-holder lock for its transaction or session. It never waits for another transaction.
+//      A transaction or session claimer does not wait for another claimer either: it counts a
+//      slot whose mutex is taken as held. Whoever holds the mutex takes the slot if it is free
+//      (or renews the lease that holds it), so the slot is held or being taken, as an insert in
+//      progress is; and lock claimers racing for a freed slot never sleep in the lock manager
+//      behind each other (measured: a quarter more transaction claims at 8 clients on one
+//      semaphore of 4). A lease claimer waits for the mutex: it is about to wait for its own
+//      durable commit anyway, and those waits keep a retry storm of lease callers (which skipping
+//      made faster) from taking the CPU that the holders need to release (measured: 32 callers
+//      retrying at once on 4 slots made half as many pairs when they skipped).
 //   3. For leases the unique index over (name, slot) WHERE ended_at IS NULL is the final arbiter:
 //      if the logic above were wrong, the insert would fail, never oversubscribe.
 // The line of waiters (wait_queue.hpp) decides who may look for a slot at all.
