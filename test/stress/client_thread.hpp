@@ -7,10 +7,16 @@
 #include <string>
 #include <thread>
 #include <utility>
+#include <vector>
 
+#include "pq.hpp"
 #include "workload.hpp"
 
 namespace stress {
+
+// Which statement on a client's own connection failed: the one that ends a hold (a COMMIT or
+// ROLLBACK, a release) or any other.
+enum class Step : unsigned char { kOther, kCommit, kRelease };
 
 class ClientThread {
   protected:
@@ -65,6 +71,20 @@ class ClientThread {
         target_.cancelled_at.reset();
         return true;
     }
+
+    ~ClientThread() = default;
+
+    // Runs `sql` on the thread's own connection; a failure goes to fail(), and nothing returns.
+    std::optional<Reply> run_main(const std::string &sql,
+                                  const std::vector<std::string> &params = {},
+                                  Step step = Step::kOther) {
+        Reply reply = exec(conn_.get(), sql, params);
+        if (reply.ok()) return reply;
+        fail(sql, reply, step);
+        return std::nullopt;
+    }
+    // What a failed statement means for the hold and the record differs by kind of client.
+    virtual void fail(const std::string &sql, const Reply &reply, Step step) = 0;
 
     // The thread is done: the killer leaves it alone.
     void finish() {

@@ -33,7 +33,6 @@ void on_notice(void *arg, const char *message) {
 }
 
 enum class Timeout : unsigned char { kNone, kLock, kStatement };
-enum class Step : unsigned char { kOther, kCommit, kRelease };
 
 struct Plan {
     Kind kind = Kind::kLease;
@@ -368,19 +367,10 @@ class WaitingClient : ClientThread {
         hold_.reset();
     }
 
-    std::optional<Reply> run_main(const std::string &sql,
-                                  const std::vector<std::string> &params = {},
-                                  Step step = Step::kOther) {
-        Reply reply = exec(conn_.get(), sql, params);
-        if (reply.ok()) return reply;
-        fail(sql, reply, step);
-        return std::nullopt;
-    }
-
     // A statement other than the claim failed: only a kill (of a session claim's holder, or of a
     // waiter whose call was done when the kill came) or a serialization failure may do that. The
     // hold ends when the statement was sent, or when the killer struck if that was earlier.
-    void fail(const std::string &sql, const Reply &reply, Step step) {
+    void fail(const std::string &sql, const Reply &reply, Step step) override {
         const std::optional<Clock::time_point> killed = killed_at();
         if (hold_) {
             close_hold(reply.sent);

@@ -13,7 +13,6 @@ namespace stress {
 namespace {
 
 enum class Mode : unsigned char { kAutocommit, kReleaseInside, kCommitThenRelease, kRollback };
-enum class Step : unsigned char { kOther, kCommit, kRelease };
 
 struct Plan {
     Mode mode = Mode::kAutocommit;
@@ -271,18 +270,10 @@ class Client : ClientThread {
         hold_.reset();
     }
 
-    std::optional<Reply> run_main(const std::string &sql, const std::vector<std::string> &params,
-                                  Step step) {
-        Reply reply = exec(conn_.get(), sql, params);
-        if (reply.ok()) return reply;
-        fail(sql, reply, step);
-        return std::nullopt;
-    }
-
     // A statement on the client's own connection failed. The hold (if any) ends when the
     // statement was sent, or when the killer struck if that was earlier: a killed transaction's
     // claim is gone from then on.
-    void fail(const std::string &sql, const Reply &reply, Step step) {
+    void fail(const std::string &sql, const Reply &reply, Step step) override {
         const std::optional<Clock::time_point> killed = killed_at();
         if (hold_) {
             close_hold(killed ? std::min(reply.sent, *killed) : reply.sent);
