@@ -2,6 +2,7 @@
 // Target), a seeded random source, and reconnecting after the killer struck.
 #pragma once
 
+#include <exception>
 #include <optional>
 #include <random>
 #include <string>
@@ -106,5 +107,19 @@ class ClientThread {
     bool connected_once_ = false;
     std::string role_;
 };
+
+// A client thread from start to end: runs a `Client` (a ClientThread with run()); an exception
+// becomes a noted problem, named after `role` and the thread's index.
+template <typename Client>
+void run_client_thread(Shared *shared, int index, std::uint64_t seed, const char *role) {
+    try {
+        Client client(shared, index, seed);
+        client.run();
+    } catch (const std::exception &e) {
+        shared->problems.note(kUnexpectedError, std::string(role) + " " + std::to_string(index) +
+                                                    ": exception: " + e.what());
+    }
+    --shared->running;
+}
 
 }  // namespace stress

@@ -424,14 +424,7 @@ class WaitingClient : ClientThread {
 }  // namespace
 
 void run_waiting_client(Shared *shared, int index, std::uint64_t seed) {
-    try {
-        WaitingClient client(shared, index, seed);
-        client.run();
-    } catch (const std::exception &e) {
-        shared->problems.note(kUnexpectedError,
-                              "waiter " + std::to_string(index) + ": exception: " + e.what());
-    }
-    --shared->running;
+    run_client_thread<WaitingClient>(shared, index, seed, "waiter");
 }
 
 }  // namespace stress

@@ -443,14 +443,7 @@ void strike_line(Shared *shared, PGconn *conn, std::mt19937_64 *rng) {
 }  // namespace
 
 void run_client(Shared *shared, int index, std::uint64_t seed) {
-    try {
-        Client client(shared, index, seed);
-        client.run();
-    } catch (const std::exception &e) {
-        shared->problems.note(kUnexpectedError,
-                              "client " + std::to_string(index) + ": exception: " + e.what());
-    }
-    --shared->running;
+    run_client_thread<Client>(shared, index, seed, "client");
 }
 
 void run_killer(Shared *shared, std::uint64_t seed) {
