@@ -60,6 +60,9 @@ WAIT_CELLS = [
      {"n": 4, "names": 1, "group": 6, "backoff": 0}, "pgsem"),
     # The limit: the same hand-off from bare Postgres parts (bench/sql/setup.sql, limit_claim).
     ("limit: 4 advisory-lock queues, INSERT/UPDATE", "limit_wait_pair", 32, {"n": 4}, "floor"),
+    # The price of the one line: the same 4 slots as 4 semaphores of 1, a line each.
+    ("pgsem, 4 names of n=1, wait 10 s", "pgsem_wait_lines_pair", 32,
+     {"lines": 4, "group": 10}, "pgsem"),
     ("pgsem, n=4, 1 name", "pgsem_pair", 32, {"n": 4, "names": 1, "group": 3, "backoff": 0},
      "pgsem"),
     ("floor (INSERT+UPDATE), 1 name", "floor_pair", 32,
@@ -180,7 +183,7 @@ def main():
     if args.only == "waits":
         cells += WAIT_CELLS
     elif args.only is None:
-        cells += WAIT_CELLS[:2]  # the other two are among SEM_CELLS already
+        cells += WAIT_CELLS[:3]  # the other two are among SEM_CELLS already
     if args.only in (None, "waits"):
         cells += DRIVER_CELLS
 
@@ -255,7 +258,8 @@ def main():
     wait = ("pgsem, n=4, 1 name, wait 10 s", 32)
     for label, other in (("write floor", ("floor (INSERT+UPDATE), 1 name", 32)),
                          ("no-wait pgsem", ("pgsem, n=4, 1 name", 32)),
-                         ("limit", ("limit: 4 advisory-lock queues, INSERT/UPDATE", 32))):
+                         ("limit", ("limit: 4 advisory-lock queues, INSERT/UPDATE", 32)),
+                         ("4 lines of 1 slot", ("pgsem, 4 names of n=1, wait 10 s", 32))):
         r = ratio(wait, other, 1)
         if r:
             print(f"| waiting pgsem / {label} pairs, 32 clients, 1 name | {r:.2f} |")
