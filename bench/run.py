@@ -61,8 +61,8 @@ WAIT_CELLS = [
     # The limit: the same hand-off from bare Postgres parts (bench/sql/setup.sql, limit_claim).
     ("limit: 4 advisory-lock queues, INSERT/UPDATE", "limit_wait_pair", 32, {"n": 4}, "floor"),
     # The price of the one line: the same 4 slots as 4 semaphores of 1, a line each.
-    ("pgsem, 4 names of n=1, wait 10 s", "pgsem_wait_lines_pair", 32,
-     {"lines": 4, "group": 10}, "pgsem"),
+    ("pgsem, 4 names of n=1, wait 10 s", "pgsem_wait_pair", 32,
+     {"n": 1, "names": 4, "group": 10, "backoff": 0}, "pgsem"),
     ("pgsem, n=4, 1 name", "pgsem_pair", 32, {"n": 4, "names": 1, "group": 3, "backoff": 0},
      "pgsem"),
     ("floor (INSERT+UPDATE), 1 name", "floor_pair", 32,
