@@ -45,12 +45,13 @@ PGSEM_SQL_FUNCTION(pgsem_sem_release) {
     PG_RETURN_BOOL(pgsem::lease_release(PG_GETARG_INT64(0)));
 }
 
-// sem_renew(id bigint, timeout interval DEFAULT NULL) -> boolean; NULL id gives NULL.
+// sem_renew(id bigint, timeout interval DEFAULT NULL) -> boolean; NULL id gives NULL. A bad
+// timeout is an error whatever the id: the call is wrong before any claim is looked at.
 PGSEM_SQL_FUNCTION(pgsem_sem_renew) {
-    if (PG_ARGISNULL(0)) PG_RETURN_NULL();
     const bool has_lease = !PG_ARGISNULL(1);
     const int64 lease =
         has_lease ? pgsem::require_valid_lease("sem_renew()", false, PG_GETARG_INTERVAL_P(1)) : 0;
+    if (PG_ARGISNULL(0)) PG_RETURN_NULL();
     PG_RETURN_BOOL(pgsem::lease_renew(PG_GETARG_INT64(0), has_lease, lease));
 }
 
@@ -68,8 +69,12 @@ PGSEM_SQL_FUNCTION(pgsem_sem_fence) {
     PG_RETURN_VOID();
 }
 
-// sem_prune_history(max_rows bigint DEFAULT 10000) -> bigint, STRICT
+// sem_prune_history(max_rows bigint DEFAULT 10000) -> bigint. STRICT up to 1.1 (NULL gave
+// NULL); from 1.2 a NULL reaches this shim and is an error.
 PGSEM_SQL_FUNCTION(pgsem_sem_prune_history) {
+    if (PG_ARGISNULL(0))
+        ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+                        errmsg("sem_prune_history(): max_rows must not be null")));
     const int64 max_rows = PG_GETARG_INT64(0);
     if (max_rows < 0)
         ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
