@@ -120,8 +120,14 @@ Snapshot active_snapshot() {
     return ActiveSnapshotSet() ? GetActiveSnapshot() : InvalidSnapshot;
 }
 
+// A tuple slot that lives until claims_close, for a locked row.
 TupleTableSlot *new_tuple_slot(ClaimsTable *table) {
     return table_slot_create(table->rel, &table->tuples);
+}
+
+// A tuple slot for one scan, dropped by claim_scan_end.
+TupleTableSlot *new_scan_slot(ClaimsTable *table) {
+    return table_slot_create(table->rel, nullptr);
 }
 
 // Reads the row in `tuple`. The dirty snapshot, when given, says whether other open transactions
@@ -224,7 +230,8 @@ void store_update(ClaimsTable *table, const LockedClaim &locked, TupleTableSlot 
 void pkey_scan_begin(ClaimsTable *table, ClaimScan *scan, StrategyNumber strategy, RegProcedure op,
                      int64 id) {
     scan->index = index_open(table->pkey_index, AccessShareLock);
-    scan->tuple = new_tuple_slot(table);
+    ++table->pkey_scans;
+    scan->tuple = new_scan_slot(table);
     InitDirtySnapshot(scan->dirty);
     ScanKeyInit(&scan->keys[0], 1, strategy, op, Int64GetDatum(id));
     scan->scan = index_beginscan(table->rel, scan->index, &scan->dirty, 1, 0);
@@ -239,6 +246,7 @@ void install_claims_cache_invalidation() {
 
 void claims_open(ClaimsTable *table, LOCKMODE lockmode) {
     memset(table, 0, sizeof(*table));
+    table->lockmode = lockmode;
     if (!cached.valid) look_up_relations();
     table->rel = table_open(cached.table, lockmode);
     // Opening may have processed an invalidation (the extension dropped and created again).
@@ -257,7 +265,9 @@ void claims_open(ClaimsTable *table, LOCKMODE lockmode) {
     table->tuples = NIL;
 }
 
-void claims_close(ClaimsTable *table) {
+namespace {
+
+void close_table(ClaimsTable *table, LOCKMODE unlock) {
     if (table->estate != nullptr) {
         EvalPlanQualEnd(&table->epq);
         ExecCloseIndices(table->result_rel);
@@ -267,13 +277,32 @@ void claims_close(ClaimsTable *table) {
     }
     ExecResetTupleTable(table->tuples, true);
     table->tuples = NIL;
-    table_close(table->rel, NoLock);  // table locks are held until the transaction ends
+    table_close(table->rel, unlock);
+}
+
+}  // namespace
+
+void claims_close(ClaimsTable *table) {
+    close_table(table, NoLock);
+}
+
+void claims_close_unlocking(ClaimsTable *table) {
+    if (table->estate != nullptr) {
+        close_table(table, NoLock);
+        return;
+    }
+    for (; table->pkey_scans > 0; --table->pkey_scans)
+        UnlockRelationOid(table->pkey_index, AccessShareLock);
+    for (; table->live_scans > 0; --table->live_scans)
+        UnlockRelationOid(table->live_index, AccessShareLock);
+    close_table(table, table->lockmode);
 }
 
 void slot_scan_begin(ClaimsTable *table, ClaimScan *scan, const text *name, int32 first_slot,
                      int32 end_slot) {
     scan->index = index_open(table->live_index, AccessShareLock);
-    scan->tuple = new_tuple_slot(table);
+    ++table->live_scans;
+    scan->tuple = new_scan_slot(table);
     InitDirtySnapshot(scan->dirty);
     ScanKeyInit(&scan->keys[0], 1, BTEqualStrategyNumber, F_TEXTEQ, PointerGetDatum(name));
     scan->keys[0].sk_collation = C_COLLATION_OID;
@@ -286,7 +315,8 @@ void slot_scan_begin(ClaimsTable *table, ClaimScan *scan, const text *name, int3
 
 void live_scan_begin(ClaimsTable *table, ClaimScan *scan) {
     scan->index = index_open(table->live_index, AccessShareLock);
-    scan->tuple = new_tuple_slot(table);
+    ++table->live_scans;
+    scan->tuple = new_scan_slot(table);
     InitDirtySnapshot(scan->dirty);
     scan->scan = index_beginscan(table->rel, scan->index, &scan->dirty, 0, 0);
     index_rescan(scan->scan, nullptr, 0, nullptr, 0);
@@ -313,6 +343,41 @@ const text *claim_scan_application_name(const ClaimScan *scan) {
 void claim_scan_end(ClaimScan *scan) {
     index_endscan(scan->scan);
     index_close(scan->index, NoLock);
+    ExecDropSingleTupleTableSlot(scan->tuple);  // and its buffer pin
+}
+
+namespace {
+
+int add_locker(TransactionId xid, TransactionId *lockers, int count, int max) {
+    if (!TransactionIdIsCurrentTransactionId(xid) && !TransactionIdIsInProgress(xid)) return count;
+    const TransactionId top = SubTransGetTopmostTransaction(xid);
+    for (int i = 0; i < count && i < max; ++i)
+        if (lockers[i] == top) return count;
+    if (count < max) lockers[count] = top;
+    return count + 1;
+}
+
+}  // namespace
+
+int claim_scan_row_lockers(const ClaimScan *scan, TransactionId *lockers, int max) {
+    const auto *buffered = reinterpret_cast<const BufferHeapTupleTableSlot *>(scan->tuple);
+    const Buffer buffer = buffered->buffer;
+    if (!BufferIsValid(buffer)) return 0;
+    // The infomask and xmax change under an exclusive buffer lock; read them under a share one.
+    LockBuffer(buffer, BUFFER_LOCK_SHARE);
+    const HeapTupleHeader header = buffered->base.tuple->t_data;
+    const uint16 infomask = header->t_infomask;
+    const TransactionId xmax = HeapTupleHeaderGetRawXmax(header);
+    LockBuffer(buffer, BUFFER_LOCK_UNLOCK);
+    if ((infomask & HEAP_XMAX_INVALID) != 0 || !TransactionIdIsValid(xmax)) return 0;
+    if ((infomask & HEAP_XMAX_IS_MULTI) == 0) return add_locker(xmax, lockers, 0, max);
+    MultiXactMember *members = nullptr;
+    const int member_count =
+        GetMultiXactIdMembers(xmax, &members, false, HEAP_XMAX_IS_LOCKED_ONLY(infomask));
+    int count = 0;
+    for (int i = 0; i < member_count; ++i) count = add_locker(members[i].xid, lockers, count, max);
+    if (members != nullptr) pfree(members);
+    return count;
 }
 
 namespace {
@@ -374,6 +439,39 @@ const text *locked_claim_name(const LockedClaim &locked) {
     return DatumGetTextPP(locked.tuple->tts_values[kColName - 1]);
 }
 
+namespace {
+
+// Waits until the synchronous standbys have flushed `lsn`, whatever this session's
+// synchronous_commit says: SyncRepWaitForLSN waits only when the setting asks for it, and an id
+// that a standby lacks could be handed out again after a failover, while the caller already uses
+// it as a fencing token. A cancel ends the wait with a WARNING and no error (a commit cannot be
+// undone there); here nothing has committed yet, so the claim fails instead.
+void wait_for_synchronous_standbys(XLogRecPtr lsn) {
+    const int guc_level = NewGUCNestLevel();
+    if (synchronous_commit < SYNCHRONOUS_COMMIT_REMOTE_FLUSH)
+        (void)set_config_option("synchronous_commit", "on", PGC_USERSET, PGC_S_SESSION,
+                                GUC_ACTION_SAVE, true, 0, false);
+    SyncRepWaitForLSN(lsn, false);
+    AtEOXact_GUC(true, guc_level);
+    // As SyncRepWaitForLSN decides whether there is anything to wait for.
+    if (max_wal_senders == 0 || SyncRepStandbyNames == nullptr || SyncRepStandbyNames[0] == '\0')
+        return;
+    LWLockAcquire(SyncRepLock, LW_SHARED);
+#ifdef SYNC_STANDBY_DEFINED  // minor releases from 2025 on keep the flag in a bit set
+    const bool standbys_defined = (WalSndCtl->sync_standbys_status & SYNC_STANDBY_DEFINED) != 0;
+#else
+    const bool standbys_defined = WalSndCtl->sync_standbys_defined;
+#endif
+    const bool short_of_standbys = standbys_defined && WalSndCtl->lsn[SYNC_REP_WAIT_FLUSH] < lsn;
+    LWLockRelease(SyncRepLock);
+    if (short_of_standbys)
+        ereport(ERROR, (errcode(ERRCODE_QUERY_CANCELED),
+                        errmsg("no claim was made: its id did not reach the synchronous standbys"),
+                        errdetail("The wait for synchronous replication was canceled.")));
+}
+
+}  // namespace
+
 int64 claims_next_id(ClaimsTable *table) {
     const int64 id = nextval_internal(table->id_sequence, false);
     // nextval WAL-logs a batch of values ahead and leaves that record for the commit to flush.
@@ -388,7 +486,7 @@ int64 claims_next_id(ClaimsTable *table) {
     UnlockReleaseBuffer(buffer);
     relation_close(sequence, NoLock);
     XLogFlush(logged);
-    SyncRepWaitForLSN(logged, false);
+    wait_for_synchronous_standbys(logged);
     return id;
 }
 

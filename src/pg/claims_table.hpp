@@ -50,10 +50,14 @@ struct NewClaim {
 
 struct ClaimsTable {
     Relation rel;
+    LOCKMODE lockmode;
     Oid pkey_index;
     Oid live_index;  // unique (name, slot) WHERE ended_at IS NULL
     Oid id_sequence;
-    List *tuples;  // every TupleTableSlot made for this opening, dropped by claims_close
+    // Scans begun on each index: each took a lock on it, which claims_close_unlocking gives back.
+    int pkey_scans;
+    int live_scans;
+    List *tuples;  // the tuple slots of locked rows, dropped by claims_close
     // Created by the first write of a call.
     EState *estate;
     ResultRelInfo *result_rel;
@@ -67,10 +71,18 @@ void install_claims_cache_invalidation();
 
 // Opens pgsem.claims with the given table lock (RowExclusiveLock to write).
 void claims_open(ClaimsTable *table, LOCKMODE lockmode);
+// Closes it. The table lock is kept until the transaction ends, as Postgres keeps the locks of
+// the tables a statement used.
 void claims_close(ClaimsTable *table);
+// Closes it and gives back the table lock that claims_open took and the index locks its scans
+// took, unless this opening wrote (a write's locks last until the transaction ends). For looks at
+// the table between which a backend sleeps: a table lock held across the sleep would queue a VACUUM
+// FULL or REINDEX behind it, and behind that every release that would end the sleep. A lock the
+// transaction held before claims_open stays held.
+void claims_close_unlocking(ClaimsTable *table);
 
-// A dirty-snapshot index scan over claims, with a tuple slot of its own: one semaphore's rows in
-// slot order, or all rows in id order.
+// A dirty-snapshot index scan over claims, with a tuple slot of its own (dropped by
+// claim_scan_end): one semaphore's rows in slot order, or all rows in id order.
 struct ClaimScan {
     Relation index;
     IndexScanDesc scan;
@@ -90,6 +102,13 @@ bool claim_scan_next(ClaimScan *scan, ClaimRow *row);
 const text *claim_scan_name(const ClaimScan *scan);
 const text *claim_scan_application_name(const ClaimScan *scan);
 void claim_scan_end(ClaimScan *scan);
+
+// The transactions, still open, that lock or change the row claim_scan_next returned last: its
+// xmax, read from the tuple header (one xid, or the members of a multixact), whether a lock-only
+// xmax -- a FOR SHARE lock, which is what sem_fence takes, and which a dirty snapshot does not
+// report -- or an update or delete. This transaction's own xid counts. Stores up to `max` xids
+// (each a top-level transaction's) and returns how many there are.
+int claim_scan_row_lockers(const ClaimScan *scan, TransactionId *lockers, int max);
 
 // Finds the current version of claim `id` with a dirty read; false when there is none.
 bool claims_find(ClaimsTable *table, int64 id, ClaimRow *row);

@@ -39,9 +39,17 @@ void on_transaction_event(XactEvent event, void * /*arg*/) {
                 set_synchronous_commit_for_transaction("off");
             }
             break;
+        case XACT_EVENT_PRE_PREPARE:
+            // PREPARE TRANSACTION flushes its record and waits for synchronous standbys as the
+            // session's setting says; from then on the claim survives a crash or a failover, held
+            // by the prepared transaction. COMMIT PREPARED waits as the committing session's
+            // setting says, which pgsem cannot see (that session need not have loaded pgsem).
+            if (durable_required && synchronous_commit < SYNCHRONOUS_COMMIT_ON)
+                set_synchronous_commit_for_transaction("on");
+            break;
         case XACT_EVENT_COMMIT:
         case XACT_EVENT_ABORT:
-        case XACT_EVENT_PREPARE:  // PREPARE and COMMIT PREPARED always flush and wait
+        case XACT_EVENT_PREPARE:
         case XACT_EVENT_PARALLEL_COMMIT:
         case XACT_EVENT_PARALLEL_ABORT:
             forget_transaction();

@@ -3,54 +3,75 @@
 #include "pg/claims_table.hpp"
 #include "pg/deadlock_check.hpp"
 #include "pg/lock_tags.hpp"
+#include "pg/registry.hpp"
 
 namespace pgsem {
 
 namespace {
 
 // The wait-for graph, in palloc'd arrays (boundary rule 1: no containers in frames that call
-// Postgres).
+// Postgres). Nodes are backends by pid, and "slots" (negative ids): a lease row that frees its
+// slot only once every transaction locking it has ended (kAll over those transactions).
 struct Graph {
-    int *pids;
+    int *ids;
     core::WaitKind *kinds;
     int node_count;
     int node_capacity;
     core::WaitEdge *edges;
     int edge_count;
     int edge_capacity;
+    int next_slot_id;  // -1, -2, ...
 };
 
-int node_of(Graph *graph, int pid) {
+int node_of(Graph *graph, int id) {
     for (int i = 0; i < graph->node_count; ++i)
-        if (graph->pids[i] == pid) return i;
+        if (graph->ids[i] == id) return i;
     if (graph->node_count == graph->node_capacity) {
         graph->node_capacity *= 2;
-        graph->pids = static_cast<int *>(repalloc(graph->pids, graph->node_capacity * sizeof(int)));
+        graph->ids = static_cast<int *>(repalloc(graph->ids, graph->node_capacity * sizeof(int)));
         graph->kinds = static_cast<core::WaitKind *>(
             repalloc(graph->kinds, graph->node_capacity * sizeof(core::WaitKind)));
     }
-    graph->pids[graph->node_count] = pid;
+    graph->ids[graph->node_count] = id;
     graph->kinds[graph->node_count] = core::WaitKind::kRunning;
     return graph->node_count++;
 }
 
-void add_edge(Graph *graph, int waiter_pid, int blocker_pid) {
+void add_edge(Graph *graph, int waiter_id, int blocker_id) {
     if (graph->edge_count == graph->edge_capacity) {
         graph->edge_capacity *= 2;
         graph->edges = static_cast<core::WaitEdge *>(
             repalloc(graph->edges, graph->edge_capacity * sizeof(core::WaitEdge)));
     }
     graph->edges[graph->edge_count++] =
-        core::WaitEdge{node_of(graph, waiter_pid), node_of(graph, blocker_pid)};
+        core::WaitEdge{node_of(graph, waiter_id), node_of(graph, blocker_id)};
 }
 
-// Uncommitted lease claims by semaphore key, and the keys that have a committed lease.
+// ---- leases ----------------------------------------------------------------------------------
+
+// What a lease row that holds its slot needs in order to let go of it.
+enum class LeaseEnd : unsigned char {
+    kByItself,       // committed, nobody at work on it: it ends at its expiry, or is free now
+    kInserter,       // inserted by an open transaction: ends (or turns into kByItself) with it
+    kLockersFinish,  // committed and locked or being changed (a fence, a release, a renewal, a
+                     // reap in flight): its slot frees only once every such transaction ends
+};
+
+constexpr int kMaxLockers = 8;  // per row; more only add edges to the same kind of node
+
+struct Lease {
+    uint64 key;  // of its semaphore (name_locktag's key)
+    int32 slot;
+    LeaseEnd end;
+    int inserter_pid;  // kInserter: 0 for a prepared transaction
+    int locker_count;  // kLockersFinish
+    int locker_pids[kMaxLockers];
+};
+
 struct Leases {
-    uint64 *open_keys;  // key of each uncommitted lease...
-    int *open_pids;     // ...and the backend whose transaction made it (0: prepared)
-    int open_count;
-    uint64 *committed_keys;
-    int committed_count;
+    Lease *rows;
+    int count;
+    int capacity;
 };
 
 uint64 key_of_name(const text *name) {
@@ -59,58 +80,66 @@ uint64 key_of_name(const text *name) {
     return locktag_key(tag);
 }
 
+// The pid of the backend running top-level transaction `xid`; 0 for a prepared transaction.
+int pid_of(TransactionId xid, bool mine) {
+    return mine ? MyProcPid : BackendXidGetPid(xid);
+}
+
+void read_lease(const ClaimScan &scan, const ClaimRow &row, Lease *lease) {
+    lease->key = key_of_name(claim_scan_name(&scan));
+    lease->slot = row.slot;
+    lease->locker_count = 0;
+    if (row.insert_in_progress || row.inserted_by_me) {
+        lease->end = LeaseEnd::kInserter;
+        lease->inserter_pid = row.inserted_by_me
+                                  ? MyProcPid
+                                  : pid_of(SubTransGetTopmostTransaction(row.inserter), false);
+        return;
+    }
+    TransactionId lockers[kMaxLockers];
+    const int count = Min(claim_scan_row_lockers(&scan, lockers, kMaxLockers), kMaxLockers);
+    lease->end = count > 0 ? LeaseEnd::kLockersFinish : LeaseEnd::kByItself;
+    for (int i = 0; i < count; ++i)
+        lease->locker_pids[lease->locker_count++] =
+            pid_of(lockers[i], TransactionIdIsCurrentTransactionId(lockers[i]));
+}
+
+// Every unended lease of the database: what each needs to end. Reads and gives back the table
+// lock at once: a first waiter sleeps after this (claims_close_unlocking says why).
 void read_leases(Leases *leases) {
     ClaimsTable table;
     claims_open(&table, AccessShareLock);
-    int capacity = 64;
-    leases->open_keys = static_cast<uint64 *>(palloc(capacity * sizeof(uint64)));
-    leases->open_pids = static_cast<int *>(palloc(capacity * sizeof(int)));
-    leases->committed_keys = static_cast<uint64 *>(palloc(capacity * sizeof(uint64)));
-    leases->open_count = leases->committed_count = 0;
-    int committed_capacity = capacity;
+    leases->capacity = 64;
+    leases->count = 0;
+    leases->rows = static_cast<Lease *>(palloc(leases->capacity * sizeof(Lease)));
     ClaimScan scan;
     ClaimRow row;
     live_scan_begin(&table, &scan);
     while (claim_scan_next(&scan, &row)) {
         if (row.ended) continue;
-        const uint64 key = key_of_name(claim_scan_name(&scan));
-        if (row.insert_in_progress || row.inserted_by_me) {
-            if (leases->open_count == capacity) {
-                capacity *= 2;
-                leases->open_keys =
-                    static_cast<uint64 *>(repalloc(leases->open_keys, capacity * sizeof(uint64)));
-                leases->open_pids =
-                    static_cast<int *>(repalloc(leases->open_pids, capacity * sizeof(int)));
-            }
-            leases->open_keys[leases->open_count] = key;
-            leases->open_pids[leases->open_count++] =
-                row.inserted_by_me ? MyProcPid
-                                   : BackendXidGetPid(SubTransGetTopmostTransaction(row.inserter));
-        } else {
-            if (leases->committed_count == committed_capacity) {
-                committed_capacity *= 2;
-                leases->committed_keys = static_cast<uint64 *>(
-                    repalloc(leases->committed_keys, committed_capacity * sizeof(uint64)));
-            }
-            leases->committed_keys[leases->committed_count++] = key;
+        if (leases->count == leases->capacity) {
+            leases->capacity *= 2;
+            leases->rows =
+                static_cast<Lease *>(repalloc(leases->rows, leases->capacity * sizeof(Lease)));
         }
+        read_lease(scan, row, &leases->rows[leases->count++]);
         CHECK_FOR_INTERRUPTS();
     }
     claim_scan_end(&scan);
-    claims_close(&table);
+    claims_close_unlocking(&table);
 }
 
-bool has_committed_lease(const Leases &leases, uint64 key) {
-    for (int i = 0; i < leases.committed_count; ++i)
-        if (leases.committed_keys[i] == key) return true;
-    return false;
-}
+// ---- the lock manager --------------------------------------------------------------------------
 
 bool same_tag(const LOCKTAG &a, const LOCKTAG &b) {
     return memcmp(&a, &b, sizeof(LOCKTAG)) == 0;
 }
 
-// Lock waits: a waiter needs every holder whose mode conflicts with the one it asked for.
+// Lock waits: a waiter needs every holder whose mode conflicts with the one it asked for, and
+// every waiter queued ahead of it that asked for a conflicting mode (the lock manager grants in
+// queue order: a RowExclusiveLock request waits behind a queued VACUUM FULL's AccessExclusiveLock
+// even though no holder is in its way). Queue order is taken from when each started waiting;
+// a waiter whose start is not recorded yet is taken to be behind.
 void add_lock_waits(Graph *graph, const LockData *locks) {
     for (int w = 0; w < locks->nelements; ++w) {
         const LockInstanceData &waiter = locks->locks[w];
@@ -119,53 +148,170 @@ void add_lock_waits(Graph *graph, const LockData *locks) {
         const LockMethod method = GetLockTagsMethodTable(&waiter.locktag);
         const LOCKMASK conflicts = method->conflictTab[waiter.waitLockMode];
         for (int h = 0; h < locks->nelements; ++h) {
-            const LockInstanceData &holder = locks->locks[h];
-            if (h == w || holder.pid == waiter.pid || (holder.holdMask & conflicts) == 0) continue;
-            if (same_tag(holder.locktag, waiter.locktag)) add_edge(graph, waiter.pid, holder.pid);
+            const LockInstanceData &other = locks->locks[h];
+            if (h == w || other.pid == waiter.pid || !same_tag(other.locktag, waiter.locktag))
+                continue;
+            const bool holds_in_the_way = (other.holdMask & conflicts) != 0;
+            const bool queued_ahead =
+                other.waitLockMode != NoLock && (LOCKBIT_ON(other.waitLockMode) & conflicts) != 0 &&
+                other.waitStart != 0 && waiter.waitStart != 0 && other.waitStart < waiter.waitStart;
+            if (holds_in_the_way || queued_ahead) add_edge(graph, waiter.pid, other.pid);
         }
     }
 }
 
-// First waiters of semaphores: any holder of a slot will do.
-void add_first_waiters(Graph *graph, const LockData *locks, const Leases &leases) {
-    for (int f = 0; f < locks->nelements; ++f) {
-        const LockInstanceData &first = locks->locks[f];
-        if (pgsem_lock_class(first.locktag) != LockClass::kQueue ||
-            (first.holdMask & LOCKBIT_ON(ExclusiveLock)) == 0)
+// ---- first waiters of semaphores ---------------------------------------------------------------
+
+// One first waiter: who it is and what it waits for. n <= 0: not known (its registry entry says
+// nothing), and then every holder of the semaphore counts, whatever its slot -- which can only
+// make a deadlock look less likely, never invent one.
+struct FirstWaiter {
+    int pid;
+    uint64 key;
+    const text *name;
+    int32 n;
+};
+
+// Keys of the slot-holder locks held in the lock table, sorted, with their holders' pids.
+struct SlotHolders {
+    uint64 *keys;
+    int *pids;
+    int count;
+};
+
+void sort_slot_holders(SlotHolders *holders) {
+    for (int i = 1; i < holders->count; ++i) {  // insertion sort: a handful of entries
+        const uint64 key = holders->keys[i];
+        const int pid = holders->pids[i];
+        int j = i - 1;
+        for (; j >= 0 && holders->keys[j] > key; --j) {
+            holders->keys[j + 1] = holders->keys[j];
+            holders->pids[j + 1] = holders->pids[j];
+        }
+        holders->keys[j + 1] = key;
+        holders->pids[j + 1] = pid;
+    }
+}
+
+void collect_slot_holders(const LockData *locks, SlotHolders *holders) {
+    holders->keys = static_cast<uint64 *>(palloc((locks->nelements + 1) * sizeof(uint64)));
+    holders->pids = static_cast<int *>(palloc((locks->nelements + 1) * sizeof(int)));
+    holders->count = 0;
+    for (int i = 0; i < locks->nelements; ++i) {
+        const LockInstanceData &lock = locks->locks[i];
+        if (pgsem_lock_class(lock.locktag) != LockClass::kSlotHolder || lock.holdMask == 0)
             continue;
-        const int node = node_of(graph, first.pid);
-        const uint64 key = locktag_key(first.locktag);
-        if (has_committed_lease(leases, key)) continue;  // a lease always ends: not stuck
-        graph->kinds[node] = core::WaitKind::kAny;
+        holders->keys[holders->count] = locktag_key(lock.locktag);
+        holders->pids[holders->count++] = lock.pid;
+    }
+    sort_slot_holders(holders);
+}
+
+// Edges to the transactions and sessions that hold slots below the waiter's n by a lock.
+void add_slot_lock_holders(Graph *graph, const FirstWaiter &first, const LockData *locks,
+                           const SlotHolders &holders) {
+    if (first.n <= 0) {
         for (int h = 0; h < locks->nelements; ++h) {
             const LockInstanceData &holder = locks->locks[h];
             if (pgsem_lock_class(holder.locktag) == LockClass::kNameHolders &&
-                locktag_key(holder.locktag) == key && holder.holdMask != 0)
+                locktag_key(holder.locktag) == first.key && holder.holdMask != 0)
                 add_edge(graph, first.pid, holder.pid);
         }
-        for (int i = 0; i < leases.open_count; ++i)
-            if (leases.open_keys[i] == key) add_edge(graph, first.pid, leases.open_pids[i]);
+        return;
+    }
+    if (holders.count == 0) return;
+    for (int32 slot = 0; slot < first.n; ++slot) {
+        LOCKTAG tag;
+        slot_locktag(&tag, LockClass::kSlotHolder, first.name, slot);
+        const uint64 key = locktag_key(tag);
+        int low = 0;
+        int high = holders.count;
+        while (low < high) {
+            const int mid = (low + high) / 2;
+            if (holders.keys[mid] < key)
+                low = mid + 1;
+            else
+                high = mid;
+        }
+        for (int i = low; i < holders.count && holders.keys[i] == key; ++i)
+            add_edge(graph, first.pid, holders.pids[i]);
+        if ((slot & 1023) == 1023) CHECK_FOR_INTERRUPTS();
+    }
+}
+
+// Edges to what the leases below the waiter's n need to end. False when one of them ends by
+// itself (or is free already): then the waiter is not stuck, whatever else holds.
+bool add_lease_holders(Graph *graph, const FirstWaiter &first, const Leases &leases) {
+    for (int i = 0; i < leases.count; ++i) {
+        const Lease &lease = leases.rows[i];
+        if (lease.key != first.key || (first.n > 0 && lease.slot >= first.n)) continue;
+        switch (lease.end) {
+            case LeaseEnd::kByItself:
+                return false;
+            case LeaseEnd::kInserter:
+                add_edge(graph, first.pid, lease.inserter_pid);
+                break;
+            case LeaseEnd::kLockersFinish: {
+                const int slot_node = graph->next_slot_id--;
+                graph->kinds[node_of(graph, slot_node)] = core::WaitKind::kAll;
+                add_edge(graph, first.pid, slot_node);
+                for (int l = 0; l < lease.locker_count; ++l)
+                    add_edge(graph, slot_node, lease.locker_pids[l]);
+                break;
+            }
+        }
+    }
+    return true;
+}
+
+void add_first_waiters(Graph *graph, const LockData *locks, const Leases &leases,
+                       const FirstWaiter &me) {
+    SlotHolders holders;
+    collect_slot_holders(locks, &holders);
+    for (int f = 0; f < locks->nelements; ++f) {
+        const LockInstanceData &lock = locks->locks[f];
+        if (pgsem_lock_class(lock.locktag) != LockClass::kQueue ||
+            (lock.holdMask & LOCKBIT_ON(ExclusiveLock)) == 0)
+            continue;
+        FirstWaiter first{lock.pid, locktag_key(lock.locktag), nullptr, 0};
+        if (first.pid == me.pid && first.key == me.key) {
+            first = me;
+        } else {
+            text *name = nullptr;
+            if (registry_find_wait(first.pid, first.key, &first.n, &name))
+                first.name = name;
+            else
+                first.n = 0;
+        }
+        const int node = node_of(graph, first.pid);
+        const core::WaitKind before = graph->kinds[node];
+        graph->kinds[node] = core::WaitKind::kAny;
+        if (!add_lease_holders(graph, first, leases)) {
+            graph->kinds[node] = before;  // a lease ends by itself: not stuck
+            continue;
+        }
+        add_slot_lock_holders(graph, first, locks, holders);
     }
 }
 
 }  // namespace
 
-bool first_waiter_deadlocked(const text *name) {
+bool first_waiter_deadlocked(const text *name, int32 n) {
     Leases leases;
     read_leases(&leases);
-    if (has_committed_lease(leases, key_of_name(name))) return false;
     Graph graph{};
     graph.node_capacity = 64;
-    graph.pids = static_cast<int *>(palloc(graph.node_capacity * sizeof(int)));
+    graph.ids = static_cast<int *>(palloc(graph.node_capacity * sizeof(int)));
     graph.kinds =
         static_cast<core::WaitKind *>(palloc(graph.node_capacity * sizeof(core::WaitKind)));
     graph.edge_capacity = 64;
     graph.edges =
         static_cast<core::WaitEdge *>(palloc(graph.edge_capacity * sizeof(core::WaitEdge)));
+    graph.next_slot_id = -1;
     const int me = node_of(&graph, MyProcPid);
     const LockData *locks = GetLockStatusData();
     add_lock_waits(&graph, locks);
-    add_first_waiters(&graph, locks, leases);
+    add_first_waiters(&graph, locks, leases, FirstWaiter{MyProcPid, key_of_name(name), name, n});
     // Prepared transactions (pid 0) hold, and never wait: they stay kRunning.
     const core::WaitKind *kinds = graph.kinds;
     const core::WaitEdge *edges = graph.edges;

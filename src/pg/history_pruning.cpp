@@ -2,6 +2,7 @@
 #include "pg/boundary.hpp"
 #include "pg/history_pruning.hpp"
 #include "pg/locked_claim.hpp"
+#include "pg/wait_queue.hpp"
 
 namespace pgsem {
 
@@ -64,6 +65,10 @@ BatchEnd prune_batch(ClaimsTable *table, Kind kind, TimestampTz now, int64 reten
             LockedClaim locked{};
             if (claims_lock(table, row.tid, LockTupleExclusive, LockWaitSkip, &locked) == TM_Ok &&
                 is_prunable(kind, locked.row, now, retention)) {
+                // An abandoned claim is in the live index: until the deletion commits, claimers
+                // count its slot as held.
+                if (kind == Kind::kAbandoned)
+                    wake_first_waiter_at_end(locked_claim_name(locked), true);
                 claims_delete(table, locked);
                 ++*deleted;
             }

@@ -77,10 +77,14 @@ void record_timeout(ClaimsTable *table, const ClaimRow &row, Act act) {
 
 void apply(ClaimsTable *table, Act act, const LockedClaim &locked, TimestampTz now, bool has_lease,
            int64 new_lease) {
+    // Whatever the act, the row is locked until this transaction ends, and claimers count its
+    // slot as held until then even past its lease: the first waiter must look again at the end
+    // (a release frees the slot, a renewal sets the expiry its timer waits for, a fence of a lease
+    // that ran out meanwhile lets go of the slot).
+    wake_first_waiter_at_end(locked_claim_name(locked), true);
     switch (act) {
         case Act::kRelease:
             claims_end(table, locked, now, Outcome::kReleased);
-            wake_first_waiter_at_end(locked_claim_name(locked), true);
             break;
         case Act::kRenew: {
             const int64 lease = has_lease ? new_lease : locked.row.lease;
@@ -165,7 +169,9 @@ int64 lease_claim(const text *name, int32 n, int64 lease, int64 wait) {
     if (grant.granted) {
         // A claim lost in a crash after its holder saw it commit would let a second holder in.
         require_durable_commit();
-        wake_first_waiter_at_end(name, false);  // a rollback frees the slot again
+        // A rollback frees the slot again; a commit sets the expiry a first waiter that saw the
+        // claim in flight has to wait for.
+        wake_first_waiter_at_end(name, true);
     }
     prune_history_sometimes();
     return grant.granted ? grant.claim_id : 0;

@@ -18,6 +18,11 @@ struct HeldSlot {
     // ROLLBACK TO a savepoint before it -- the claim goes with it, so that no client is left
     // holding a slot whose number it never saw.
     SubTransactionId taken_in;
+    // For the registry, which lists only so many claims per session and lists the others once
+    // room frees up.
+    int32 n;
+    Oid role;
+    TimestampTz since;
 };
 
 // Session claims, for sem_release_session and for the exit of the session; in TopMemoryContext.
@@ -32,7 +37,7 @@ int transaction_claim_count = 0;
 int transaction_claim_capacity = 0;
 
 void remember(HeldSlot **list, int *count, int *capacity, MemoryContext context, const text *name,
-              int32 slot) {
+              int32 slot, int32 n) {
     if (*count == *capacity) {
         const int grown = *capacity == 0 ? 8 : *capacity * 2;
         *list = *list == nullptr
@@ -42,7 +47,25 @@ void remember(HeldSlot **list, int *count, int *capacity, MemoryContext context,
     }
     text *copy = static_cast<text *>(MemoryContextAlloc(context, VARSIZE_ANY(name)));
     memcpy(copy, name, VARSIZE_ANY(name));
-    (*list)[(*count)++] = HeldSlot{slot, copy, GetCurrentSubTransactionId()};
+    (*list)[(*count)++] =
+        HeldSlot{slot, copy, GetCurrentSubTransactionId(), n, GetUserId(), GetCurrentTimestamp()};
+}
+
+// Forgets the claim remember() added last, which never got its slot.
+void forget_last(HeldSlot *list, int *count) {
+    pfree(list[--*count].name);
+}
+
+RegisteredClaim registered(ClaimKind kind, const HeldSlot &held) {
+    return RegisteredClaim{kind, held.name, held.slot, held.n, held.role, held.since};
+}
+
+// Lists in the registry the claims it had no room for, once room is free again.
+void relist_claims() {
+    for (int i = 0; i < session_claim_count && registry_has_room_for_unlisted(); ++i)
+        registry_list_claim(registered(ClaimKind::kSession, session_claims[i]));
+    for (int i = 0; i < transaction_claim_count && registry_has_room_for_unlisted(); ++i)
+        registry_list_claim(registered(ClaimKind::kTransaction, transaction_claims[i]));
 }
 
 bool same_name(const text *a, const text *b) {
@@ -50,13 +73,14 @@ bool same_name(const text *a, const text *b) {
            memcmp(VARDATA_ANY(a), VARDATA_ANY(b), VARSIZE_ANY_EXHDR(a)) == 0;
 }
 
-void release_locks(const text *name, int32 slot, bool session) {
+// Releases a session claim's locks: both, or the first alone when taking the second failed.
+void release_session_locks(const text *name, int32 slot) {
     LOCKTAG holder;
     LOCKTAG holders;
     slot_locktag(&holder, LockClass::kSlotHolder, name, slot);
     name_locktag(&holders, LockClass::kNameHolders, name);
-    (void)LockRelease(&holder, ExclusiveLock, session);
-    (void)LockRelease(&holders, ShareLock, session);
+    (void)LockRelease(&holder, ExclusiveLock, true);
+    if (LockHeldByMe(&holders, ShareLock)) (void)LockRelease(&holders, ShareLock, true);
 }
 
 bool session_lock_held(const HeldSlot &held) {
@@ -70,6 +94,7 @@ void forget_session_claim(int index) {
                           session_claims[index].slot);
     pfree(session_claims[index].name);
     session_claims[index] = session_claims[--session_claim_count];
+    relist_claims();
 }
 
 // Session claims are session-level advisory locks, so pg_advisory_unlock_all() and DISCARD ALL
@@ -91,7 +116,7 @@ void release_unconfirmed_session_claims(SubTransactionId subtransaction) {
         const HeldSlot &held = session_claims[i];
         if (held.taken_in == InvalidSubTransactionId) continue;
         if (subtransaction != InvalidSubTransactionId && held.taken_in != subtransaction) continue;
-        if (session_lock_held(held)) release_locks(held.name, held.slot, true);
+        if (session_lock_held(held)) release_session_locks(held.name, held.slot);
         wake_first_waiter_now(held.name);
         forget_session_claim(i);
     }
@@ -100,7 +125,8 @@ void release_unconfirmed_session_claims(SubTransactionId subtransaction) {
 void forget_transaction_claims() {
     transaction_claims = nullptr;  // its memory went with TopTransactionContext
     transaction_claim_count = transaction_claim_capacity = 0;
-    registry_forget_transaction_claims();
+    registry_forget_transaction_claims(session_claim_count);
+    relist_claims();
 }
 
 void confirm_session_claims() {
@@ -121,22 +147,41 @@ void on_subtransaction_event(SubXactEvent event, SubTransactionId mine, SubTrans
 
 // PREPARE TRANSACTION with transaction claims is refused: a prepared transaction may stay for
 // days, its locks kept by no backend, and whoever ends it (COMMIT PREPARED) does not know to wake
-// the semaphore's waiters. Lease claims, which are rows, are fine in prepared transactions.
+// the semaphore's waiters. So is a PREPARE of a transaction that took a session claim: the claim
+// is this session's lock, which the prepared transaction does not carry, so a ROLLBACK PREPARED
+// could not take it back. Lease claims, which are rows, are fine in prepared transactions.
+void refuse_prepare() {
+    for (int i = 0; i < session_claim_count; ++i) {
+        const HeldSlot &held = session_claims[i];
+        if (held.taken_in != InvalidSubTransactionId)
+            ereport(ERROR,
+                    (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                     errmsg("cannot PREPARE a transaction that took a session claim of semaphore "
+                            "\"%s\"",
+                            text_to_cstring(held.name)),
+                     errdetail("A session claim belongs to the session, which a prepared "
+                               "transaction leaves behind: a ROLLBACK PREPARED could not take it "
+                               "back."),
+                     errhint("Take the session claim before or after the transaction, or a lease "
+                             "(sem_claim) in it.")));
+    }
+    for (int i = 0; i < transaction_claim_count; ++i) {
+        LOCKTAG tag;
+        const HeldSlot &held = transaction_claims[i];
+        slot_locktag(&tag, LockClass::kSlotHolder, held.name, held.slot);
+        if (LockHeldByMe(&tag, ExclusiveLock))
+            ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                            errmsg("cannot PREPARE a transaction that holds a transaction claim "
+                                   "of semaphore \"%s\"",
+                                   text_to_cstring(held.name)),
+                            errhint("Take a lease (sem_claim) in a transaction to be prepared.")));
+    }
+}
+
 void on_transaction_event(XactEvent event, void * /*arg*/) {
     switch (event) {
         case XACT_EVENT_PRE_PREPARE:
-            for (int i = 0; i < transaction_claim_count; ++i) {
-                LOCKTAG tag;
-                const HeldSlot &held = transaction_claims[i];
-                slot_locktag(&tag, LockClass::kSlotHolder, held.name, held.slot);
-                if (LockHeldByMe(&tag, ExclusiveLock))
-                    ereport(ERROR,
-                            (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-                             errmsg("cannot PREPARE a transaction that holds a transaction claim "
-                                    "of semaphore \"%s\"",
-                                    text_to_cstring(held.name)),
-                             errhint("Take a lease (sem_claim) in a transaction to be prepared.")));
-            }
+            refuse_prepare();
             break;
         case XACT_EVENT_COMMIT:
         case XACT_EVENT_PREPARE:
@@ -163,7 +208,7 @@ void on_transaction_event(XactEvent event, void * /*arg*/) {
 void release_session_claims_at_exit(int /*code*/, Datum /*arg*/) {
     for (int i = 0; i < session_claim_count; ++i) {
         const HeldSlot &held = session_claims[i];
-        release_locks(held.name, held.slot, true);
+        release_session_locks(held.name, held.slot);
         wake_first_waiter_now(held.name);
     }
     session_claim_count = 0;
@@ -186,19 +231,25 @@ bool slot_held_by_lock(const text *name, int32 slot) {
     return result != LOCKACQUIRE_OK;
 }
 
-bool take_slot_lock(ClaimKind kind, const text *name, int32 slot, int32 n) {
+namespace {
+
+HeldSlot *claims_of(ClaimKind kind) {
+    return kind == ClaimKind::kSession ? session_claims : transaction_claims;
+}
+
+int *count_of(ClaimKind kind) {
+    return kind == ClaimKind::kSession ? &session_claim_count : &transaction_claim_count;
+}
+
+}  // namespace
+
+bool begin_slot_lock(ClaimKind kind, const text *name, int32 slot, int32 n) {
     const bool session = kind == ClaimKind::kSession;
-    LOCKTAG holder;
-    slot_locktag(&holder, LockClass::kSlotHolder, name, slot);
-    const LockAcquireResult result = LockAcquire(&holder, ExclusiveLock, session, true);
-    if (result == LOCKACQUIRE_NOT_AVAIL) return false;
-    if (result != LOCKACQUIRE_OK) {  // held by this backend already
-        (void)LockRelease(&holder, ExclusiveLock, session);
-        return false;
-    }
-    LOCKTAG holders;
-    name_locktag(&holders, LockClass::kNameHolders, name);
-    (void)LockAcquire(&holders, ShareLock, session, false);  // only ever taken in share mode
+    // Remembered first, so that an error from here to the end of the claim -- an interrupt while
+    // the slot's rows are read, the lock table full at the second lock (53200) -- finds the
+    // claim, unconfirmed, and takes it back with its (sub)transaction
+    // (release_unconfirmed_session_claims): a session-level lock outlives the error that
+    // interrupted its claim. Transaction-level locks go with the transaction anyway.
     if (session) {
         static bool exit_callback_registered = false;
         if (!exit_callback_registered) {
@@ -206,14 +257,35 @@ bool take_slot_lock(ClaimKind kind, const text *name, int32 slot, int32 n) {
             exit_callback_registered = true;
         }
         remember(&session_claims, &session_claim_count, &session_claim_capacity, TopMemoryContext,
-                 name, slot);
+                 name, slot, n);
     } else {
         remember(&transaction_claims, &transaction_claim_count, &transaction_claim_capacity,
-                 TopTransactionContext, name, slot);
-        wake_first_waiter_at_end(name, true);
+                 TopTransactionContext, name, slot, n);
     }
-    registry_note_claim(kind, name, slot, n);
-    return true;
+    LOCKTAG holder;
+    slot_locktag(&holder, LockClass::kSlotHolder, name, slot);
+    const LockAcquireResult result = LockAcquire(&holder, ExclusiveLock, session, true);
+    if (result == LOCKACQUIRE_OK) return true;
+    if (result != LOCKACQUIRE_NOT_AVAIL)  // held by this backend already
+        (void)LockRelease(&holder, ExclusiveLock, session);
+    forget_last(claims_of(kind), count_of(kind));
+    return false;
+}
+
+void abandon_slot_lock(ClaimKind kind, const text *name, int32 slot) {
+    LOCKTAG holder;
+    slot_locktag(&holder, LockClass::kSlotHolder, name, slot);
+    (void)LockRelease(&holder, ExclusiveLock, kind == ClaimKind::kSession);
+    forget_last(claims_of(kind), count_of(kind));
+}
+
+void finish_slot_lock(ClaimKind kind, const text *name) {
+    LOCKTAG holders;
+    name_locktag(&holders, LockClass::kNameHolders, name);
+    (void)LockAcquire(&holders, ShareLock, kind == ClaimKind::kSession,
+                      false);  // only ever taken in share mode
+    if (kind == ClaimKind::kTransaction) wake_first_waiter_at_end(name, true);
+    registry_note_claim(registered(kind, claims_of(kind)[*count_of(kind) - 1]));
 }
 
 bool release_session_claim(const text *name, int32 slot) {
@@ -221,7 +293,7 @@ bool release_session_claim(const text *name, int32 slot) {
         if (session_claims[i].slot != slot || !same_name(session_claims[i].name, name)) continue;
         const bool held =
             session_lock_held(session_claims[i]);  // else unlocked behind pgsem's back
-        if (held) release_locks(name, slot, true);
+        if (held) release_session_locks(name, slot);
         wake_first_waiter_now(name);
         forget_session_claim(i);
         return held;

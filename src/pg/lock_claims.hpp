@@ -16,11 +16,19 @@ namespace pgsem {
 void install_lock_claim_callbacks();
 
 // Whether a transaction or session -- another's or this backend's own -- holds `slot` now.
+// Called under the slot mutex only: it takes the slot-holder lock for a moment (the lock manager
+// has no other way to ask about a session-level lock of an idle backend), and a claimer taking
+// the slot meanwhile would find it held. Under the mutex nobody else is taking it.
 bool slot_held_by_lock(const text *name, int32 slot);
 
-// Takes `slot` for a transaction or session claim of this backend; false when it is held. Called
-// under the slot mutex, after the slot's rows were found free.
-bool take_slot_lock(ClaimKind kind, const text *name, int32 slot, int32 n);
+// Takes `slot` for a transaction or session claim of this backend, in two steps under the slot
+// mutex. begin_slot_lock takes the slot-holder lock, or answers false when a transaction or
+// session holds the slot already (this backend included) -- the cheap thing to find out first.
+// Then the caller reads the slot's rows: if a lease holds the slot, abandon_slot_lock gives the
+// lock back; else finish_slot_lock records the claim. An error in between takes it back too.
+bool begin_slot_lock(ClaimKind kind, const text *name, int32 slot, int32 n);
+void abandon_slot_lock(ClaimKind kind, const text *name, int32 slot);
+void finish_slot_lock(ClaimKind kind, const text *name);
 
 // Releases a session claim of this backend; false when it holds none of that slot.
 bool release_session_claim(const text *name, int32 slot);

@@ -17,6 +17,7 @@ void _PG_init(void);
 
 namespace pgsem {
 int history_retention_seconds = 86400;
+int first_waiter_recheck_ms = 1000;
 }  // namespace pgsem
 
 void _PG_init(void) {
@@ -26,6 +27,14 @@ void _PG_init(void) {
         "Claimers delete older history as they go. -1 keeps history forever.",
         &pgsem::history_retention_seconds, 86400, -1, INT_MAX, PGC_SUSET, GUC_UNIT_S, nullptr,
         nullptr, nullptr);
+    DefineCustomIntVariable(
+        "pgsem.first_waiter_recheck",
+        "How often the first waiter of a semaphore looks for a slot again unwoken.",
+        "Every release, rollback and end of a claim wakes the first waiter; this recheck finds "
+        "slots freed where no pgsem code runs (COMMIT PREPARED, a superuser's DELETE). 0 turns "
+        "it off.",
+        &pgsem::first_waiter_recheck_ms, 1000, 0, INT_MAX, PGC_SUSET, GUC_UNIT_MS, nullptr, nullptr,
+        nullptr);
     MarkGUCPrefixReserved("pgsem");
     pgsem::install_registry_shmem_hooks();
     pgsem::install_statement_depth_hooks();

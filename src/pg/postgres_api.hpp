@@ -19,6 +19,7 @@ extern "C" {
 // clang-format on
 #include "access/genam.h"
 #include "access/htup_details.h"
+#include "access/multixact.h"
 #include "access/relation.h"
 #include "access/relscan.h"
 #include "access/subtrans.h"
@@ -46,6 +47,8 @@ extern "C" {
 #include "nodes/makefuncs.h"
 #include "replication/logicalworker.h"
 #include "replication/syncrep.h"
+#include "replication/walsender.h"
+#include "replication/walsender_private.h"
 #include "storage/bufmgr.h"
 #include "storage/dsm.h"
 #include "storage/ipc.h"

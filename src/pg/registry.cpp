@@ -1,5 +1,6 @@
 #include "core/arguments.hpp"
 #include "pg/boundary.hpp"
+#include "pg/lock_tags.hpp"
 #include "pg/registry.hpp"
 
 namespace pgsem {
@@ -171,6 +172,20 @@ bool name_is(const NamedEntry &entry, const text *name) {
            memcmp(entry.name, VARDATA_ANY(name), entry.length) == 0;
 }
 
+// Copies an entry until the copy is whole: the change counter even, and the same before and
+// after. False when its backend kept writing.
+bool copy_whole(BackendEntry *entry, BackendEntry *snapshot) {
+    for (int attempt = 0; attempt < 1000; ++attempt) {
+        const uint32 before = pg_atomic_read_u32(&entry->changecount);
+        pg_read_barrier();
+        memcpy(snapshot, entry, sizeof(BackendEntry));
+        pg_read_barrier();
+        if ((before & 1U) == 0 && pg_atomic_read_u32(&entry->changecount) == before) return true;
+        CHECK_FOR_INTERRUPTS();
+    }
+    return false;
+}
+
 void copy_name(char *out, const NamedEntry &entry) {
     memcpy(out, entry.name, entry.length);
     out[entry.length] = '\0';
@@ -186,20 +201,48 @@ void install_registry_shmem_hooks() {
     shmem_startup_hook = create_control;
 }
 
-void registry_note_claim(ClaimKind kind, const text *name, int32 slot, int32 n) {
+namespace {
+
+void put_claim(BackendEntry *entry, const RegisteredClaim &registered) {
+    ClaimEntry &claim = entry->claims[entry->claim_count++];
+    claim.kind = registered.kind;
+    claim.role = registered.role;
+    claim.slot = registered.slot;
+    claim.n = registered.n;
+    claim.since = registered.since;
+    set_name(&claim.name, registered.name);
+}
+
+bool lists(const BackendEntry &entry, ClaimKind kind, const text *name, int32 slot) {
+    for (int i = 0; i < entry.claim_count; ++i) {
+        const ClaimEntry &claim = entry.claims[i];
+        if (claim.kind == kind && claim.slot == slot && name_is(claim.name, name)) return true;
+    }
+    return false;
+}
+
+}  // namespace
+
+void registry_note_claim(const RegisteredClaim &claim) {
     BackendEntry *entry = begin_write();
     if (entry == nullptr) return;
-    if (entry->claim_count == kListedClaims) {
+    if (entry->claim_count == kListedClaims)
         ++entry->unlisted;
-    } else {
-        ClaimEntry &claim = entry->claims[entry->claim_count++];
-        claim.kind = kind;
-        claim.role = GetUserId();
-        claim.slot = slot;
-        claim.n = n;
-        claim.since = GetCurrentTimestamp();
-        set_name(&claim.name, name);
-    }
+    else
+        put_claim(entry, claim);
+    end_write(entry);
+}
+
+bool registry_has_room_for_unlisted() {
+    return mine != nullptr && mine->unlisted > 0 && mine->claim_count < kListedClaims;
+}
+
+void registry_list_claim(const RegisteredClaim &claim) {
+    if (!registry_has_room_for_unlisted() || lists(*mine, claim.kind, claim.name, claim.slot))
+        return;
+    BackendEntry *entry = begin_write();
+    put_claim(entry, claim);
+    --entry->unlisted;
     end_write(entry);
 }
 
@@ -217,14 +260,14 @@ void registry_forget_claim(ClaimKind kind, const text *name, int32 slot) {
     end_write(entry);
 }
 
-void registry_forget_transaction_claims() {
+void registry_forget_transaction_claims(int session_claims) {
     if (mine == nullptr) return;
     BackendEntry *entry = begin_write();
     int kept = 0;
     for (int i = 0; i < entry->claim_count; ++i)
         if (entry->claims[i].kind == ClaimKind::kSession) entry->claims[kept++] = entry->claims[i];
     entry->claim_count = kept;
-    entry->unlisted = 0;  // only an approximation for sessions that overflowed
+    entry->unlisted = Max(session_claims - kept, 0);
     end_write(entry);
 }
 
@@ -247,6 +290,29 @@ void registry_forget_wait() {
     end_write(entry);
 }
 
+bool registry_find_wait(int32 pid, uint64 key, int32 *n, text **name) {
+    attach();
+    BackendEntry *snapshot = static_cast<BackendEntry *>(palloc(sizeof(BackendEntry)));
+    bool found = false;
+    for (int i = 0; i < segment->entry_count && !found; ++i) {
+        BackendEntry *entry = &segment->entries[i];
+        if (entry->pid != pid) continue;
+        if (!copy_whole(entry, snapshot) || !snapshot->waiting || snapshot->pid != pid) break;
+        text *waited =
+            cstring_to_text_with_len(snapshot->wait_name.name, snapshot->wait_name.length);
+        LOCKTAG tag;
+        name_locktag(&tag, LockClass::kQueue, waited);
+        if (locktag_key(tag) == key) {
+            *n = snapshot->wait_n;
+            *name = waited;
+            found = true;
+        }
+        break;
+    }
+    pfree(snapshot);
+    return found;
+}
+
 void registry_copy(RegistryCopy *copy) {
     attach();
     const int entries = segment->entry_count;
@@ -256,18 +322,9 @@ void registry_copy(RegistryCopy *copy) {
     copy->claim_count = copy->wait_count = copy->unlisted_claims = 0;
     BackendEntry *snapshot = static_cast<BackendEntry *>(palloc(sizeof(BackendEntry)));
     for (int i = 0; i < entries; ++i) {
-        BackendEntry *entry = &segment->entries[i];
-        // Copy until the copy is whole: the change counter even, and the same before and after.
-        bool whole = false;
-        for (int attempt = 0; attempt < 1000 && !whole; ++attempt) {
-            const uint32 before = pg_atomic_read_u32(&entry->changecount);
-            pg_read_barrier();
-            memcpy(snapshot, entry, sizeof(BackendEntry));
-            pg_read_barrier();
-            whole = (before & 1U) == 0 && pg_atomic_read_u32(&entry->changecount) == before;
-            if (!whole) CHECK_FOR_INTERRUPTS();
-        }
-        if (!whole || snapshot->pid == 0 || snapshot->database != MyDatabaseId) continue;
+        if (!copy_whole(&segment->entries[i], snapshot) || snapshot->pid == 0 ||
+            snapshot->database != MyDatabaseId)
+            continue;
         copy->unlisted_claims += snapshot->unlisted;
         for (int c = 0; c < Min(snapshot->claim_count, kListedClaims); ++c) {
             const ClaimEntry &claim = snapshot->claims[c];

@@ -22,12 +22,33 @@ namespace pgsem {
 // Called from _PG_init: when preloading, reserves the main-segment bytes.
 void install_registry_shmem_hooks();
 
-// The calling backend's own entry.
-void registry_note_claim(ClaimKind kind, const text *name, int32 slot, int32 n);
+// A transaction or session claim as the registry lists it.
+struct RegisteredClaim {
+    ClaimKind kind;
+    const text *name;
+    int32 slot;
+    int32 n;
+    Oid role;  // current_user when claimed
+    TimestampTz since;
+};
+
+// The calling backend's own entry. It lists up to kListedClaims claims and counts the others;
+// when listed ones end, the backend lists others in their place (registry_list_claim).
+void registry_note_claim(const RegisteredClaim &claim);
 void registry_forget_claim(ClaimKind kind, const text *name, int32 slot);
-void registry_forget_transaction_claims();
+// The transaction's claims ended; `session_claims` session claims are still held.
+void registry_forget_transaction_claims(int session_claims);
+// Whether the entry has room for a claim that is held but not listed.
+bool registry_has_room_for_unlisted();
+// Lists a held claim that was counted but not listed, unless it is listed already.
+void registry_list_claim(const RegisteredClaim &claim);
 void registry_note_wait(ClaimKind kind, const text *name, int32 n, TimestampTz since);
 void registry_forget_wait();
+
+// The n that backend `pid` waits with for the semaphore whose queue tag key is `key`
+// (lock_tags.hpp's locktag_key of its kQueue tag), and its name (palloc'd); false when its entry
+// says nothing of such a wait.
+bool registry_find_wait(int32 pid, uint64 key, int32 *n, text **name);
 
 // Copies of every entry of this database, palloc'd. Names are NUL-terminated.
 struct ListedClaim {

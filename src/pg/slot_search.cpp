@@ -5,6 +5,7 @@
 #include "pg/lock_claims.hpp"
 #include "pg/locked_claim.hpp"
 #include "pg/slot_search.hpp"
+#include "pg/wait_queue.hpp"
 
 namespace pgsem {
 
@@ -26,11 +27,22 @@ core::Occupancy occupancy(const ClaimRow &row, TimestampTz now) {
     return PGSEM_NOTHROW(core::classify(state, now));
 }
 
-// The earliest expiry of a committed lease that holds a slot, for a first waiter's timer.
+// The earliest expiry of a committed lease that holds a slot, for a first waiter's timer. Rows
+// that an open transaction inserts, changes or locks are left out: their slot frees when that
+// transaction ends (which wakes the first waiter), not at an expiry -- which may have passed
+// already, and a timer set to it would wake the waiter again and again for nothing.
 void note_expiry(const ClaimRow &row, SlotGrant *grant) {
-    if (row.ended || row.insert_in_progress) return;
+    if (row.ended || row.insert_in_progress || row.change_in_progress) return;
     if (grant->next_expiry == 0 || row.expires_at < grant->next_expiry)
         grant->next_expiry = row.expires_at;
+}
+
+// Whether an open transaction locks the row the scan is on. A lease whose time has run out still
+// holds its slot while a fence (a FOR SHARE row lock, which a dirty read does not report) or a
+// renewal's row lock is on it: the fencer writes under it, the renewer is about to extend it.
+bool locked_by_open_transaction(const ClaimScan &scan) {
+    TransactionId locker;
+    return claim_scan_row_lockers(&scan, &locker, 1) > 0;
 }
 
 }  // namespace
@@ -51,6 +63,9 @@ Reap reap(ClaimsTable *table, ItemPointerData tid, TimestampTz now) {
     // the one that ran out. Checked anyway: better a slot left alone than a live claim reaped.
     if (locked.row.expires_at > now) return Reap::kHeld;
     claims_end(table, locked, locked.row.expires_at, Outcome::kTimedOut);
+    // Until this transaction ends, other claimers see the change in flight and count the slot as
+    // held.
+    wake_first_waiter_at_end(locked_claim_name(locked), true);
     return Reap::kVacant;
 }
 
@@ -73,13 +88,15 @@ void read_slot(ClaimsTable *table, const SlotRequest &request, int32 slot, Times
     ClaimRow row;
     slot_scan_begin(table, &scan, request.name, slot, slot + 1);
     while (!view->held && claim_scan_next(&scan, &row)) {
-        const core::Occupancy occ = occupancy(row, now);
-        if (occ == core::Occupancy::kHeld || view->expired_count == kMaxRowsPerSlot) {
-            view->held = true;
+        core::Occupancy occ = occupancy(row, now);
+        if (occ == core::Occupancy::kExpired && locked_by_open_transaction(scan))
+            occ = core::Occupancy::kHeld;  // and no expiry to note: it has passed
+        else if (occ == core::Occupancy::kHeld)
             note_expiry(row, grant);
-        } else if (occ == core::Occupancy::kExpired) {
+        if (occ == core::Occupancy::kHeld || view->expired_count == kMaxRowsPerSlot)
+            view->held = true;
+        else if (occ == core::Occupancy::kExpired)
             view->expired[view->expired_count++] = row.tid;
-        }
     }
     claim_scan_end(&scan);
 }
@@ -103,14 +120,25 @@ bool insert_lease(ClaimsTable *table, const SlotRequest &request, int32 slot, Sl
 // Under the slot mutex: reads the slot again and takes it. False when it turns out to be held.
 bool take_locked_slot(ClaimsTable *table, const SlotRequest &request, int32 slot,
                       SlotGrant *grant) {
+    // A slot held by a transaction or session claim is the cheaper thing to find out, before the
+    // slot's rows are read.
+    if (request.kind != ClaimKind::kLease) {
+        if (!begin_slot_lock(request.kind, request.name, slot, request.n)) return false;
+        SlotView view;
+        read_slot(table, request, slot, GetCurrentTimestamp(), &view, grant);
+        if (view.held) {
+            abandon_slot_lock(request.kind, request.name, slot);
+            return false;
+        }
+        finish_slot_lock(request.kind, request.name);
+        return true;
+    }
+    if (slot_held_by_lock(request.name, slot)) return false;
     for (int attempt = 0; attempt < kMaxRetries; ++attempt) {
         const TimestampTz now = GetCurrentTimestamp();
         SlotView view;
         read_slot(table, request, slot, now, &view, grant);
         if (view.held) return false;
-        if (request.kind != ClaimKind::kLease)
-            return take_slot_lock(request.kind, request.name, slot, request.n);
-        if (slot_held_by_lock(request.name, slot)) return false;
         Reap outcome = Reap::kVacant;
         for (int i = 0; i < view.expired_count && outcome == Reap::kVacant; ++i)
             outcome = reap(table, view.expired[i], now);
@@ -124,10 +152,8 @@ bool take_locked_slot(ClaimsTable *table, const SlotRequest &request, int32 slot
 }
 
 bool try_take_slot(ClaimsTable *table, const SlotRequest &request, int32 slot, SlotGrant *grant) {
-    // A slot held by a transaction or session is skipped without taking its mutex; a transaction
-    // or session claimer skips a slot whose mutex another claimer holds, too (slot_search.hpp,
-    // 2.), and a lease claimer waits for it.
-    if (slot_held_by_lock(request.name, slot)) return false;
+    // A transaction or session claimer skips a slot whose mutex another claimer holds
+    // (slot_search.hpp, 2.); a lease claimer waits for it.
     const bool wait_for_mutex = request.kind == ClaimKind::kLease;
     bool taken = false;
     (void)under_slot_mutex(request.name, slot, wait_for_mutex,

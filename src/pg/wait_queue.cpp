@@ -2,6 +2,7 @@
 #include "pg/boundary.hpp"
 #include "pg/claims_table.hpp"
 #include "pg/deadlock_check.hpp"
+#include "pg/slot_search.hpp"
 #include "pg/lock_tags.hpp"
 #include "pg/registry.hpp"
 #include "pg/wait_queue.hpp"
@@ -10,9 +11,6 @@ namespace pgsem {
 
 namespace {
 
-// A first waiter wakes this often with no release, as a safety net for slots freed behind
-// pgsem's back: COMMIT PREPARED of a transaction holding a lease claim, an owner's DELETE.
-constexpr int64 kSafetyNetMicros = INT64CONST(1000000);
 // After the first check (at deadlock_timeout), a first waiter looks for a deadlock again this many
 // times deadlock_timeout later: a cycle can close after the check, when a claim holder starts to
 // wait in line behind somebody.
@@ -73,6 +71,19 @@ void on_resource_release(ResourceReleasePhase phase, bool is_commit, bool is_top
             if (pending[i].on_commit || !is_commit) wake_first_waiter_now(pending[i].name);
     }
     if (is_top_level) forget_pending();
+}
+
+// ---- looking for a slot -----------------------------------------------------------------------
+
+// One look for a free slot, with pgsem.claims open for the look alone: unless the look wrote (a
+// lease inserted, an expired one recorded as timed out), the table lock goes with it, so that
+// nobody sleeps holding it (claims_close_unlocking).
+SlotGrant look_for_slot(const SlotRequest &request) {
+    ClaimsTable table;
+    claims_open(&table, request.kind == ClaimKind::kLease ? RowExclusiveLock : AccessShareLock);
+    const SlotGrant grant = take_free_slot(&table, request);
+    claims_close_unlocking(&table);
+    return grant;
 }
 
 // ---- waiting in line ------------------------------------------------------------------------
@@ -163,8 +174,9 @@ void sleep_first_in_line(long timeout_ms, bool watch_client) {
 }
 
 // First in line: looks for a slot each time a slot may have freed up, until one is taken or the
-// deadline passes.
-SlotGrant wait_first_in_line(ClaimsTable *table, const SlotRequest &request, TimestampTz deadline,
+// deadline passes. Each look runs in a memory context of its own, emptied after it, so a wait of
+// any length takes no more memory than one look.
+SlotGrant wait_first_in_line(const SlotRequest &request, TimestampTz deadline,
                              TimestampTz lock_deadline) {
     const bool watch_client =
         MyProcPort != nullptr && FeBeWaitSet != nullptr && WaitEventSetCanReportClosed();
@@ -176,13 +188,21 @@ SlotGrant wait_first_in_line(ClaimsTable *table, const SlotRequest &request, Tim
     // looks before it takes anything: a slot taken for a client that is gone would be lost to
     // everyone until its lease ran out.
     if (watch_client && !pq_check_connection()) note_client_gone();
+    const MemoryContext caller = CurrentMemoryContext;
+    const MemoryContext look_context =
+        AllocSetContextCreate(caller, "pgsem first waiter's look", ALLOCSET_DEFAULT_SIZES);
     for (;;) {
         ResetLatch(MyLatch);  // before looking: a release after the look sets it again
         CHECK_FOR_INTERRUPTS();
-        const SlotGrant grant = take_free_slot(table, request);
-        if (grant.granted) return grant;
+        MemoryContextReset(look_context);
+        MemoryContextSwitchTo(look_context);
+        const SlotGrant grant = look_for_slot(request);
+        MemoryContextSwitchTo(caller);
         now = GetCurrentTimestamp();
-        if (now >= deadline) return grant;
+        if (grant.granted || now >= deadline) {
+            MemoryContextDelete(look_context);
+            return grant;
+        }
         if (lock_deadline != 0 && now >= lock_deadline)
             ereport(ERROR, (errcode(ERRCODE_LOCK_NOT_AVAILABLE),
                             errmsg("canceling statement due to lock timeout"),
@@ -191,27 +211,30 @@ SlotGrant wait_first_in_line(ClaimsTable *table, const SlotRequest &request, Tim
         if (now >= next_deadlock_check) {
             // Two looks a deadlock_timeout apart, so that a waiter woken but not yet at its slot
             // is never taken for a stuck one.
-            const bool stuck = first_waiter_deadlocked(request.name);
+            MemoryContextSwitchTo(look_context);
+            const bool stuck = first_waiter_deadlocked(request.name, request.n);
+            MemoryContextSwitchTo(caller);
             if (stuck && deadlock_suspected) raise_semaphore_deadlock(request.name);
             deadlock_suspected = stuck;
             next_deadlock_check = now + deadlock_interval * (stuck ? 1 : kDeadlockRecheckFactor);
         }
         TimestampTz wake_at = Min(deadline, next_deadlock_check);
-        wake_at = Min(wake_at, now + kSafetyNetMicros);
+        if (first_waiter_recheck_ms > 0)
+            wake_at = Min(wake_at, now + static_cast<int64>(first_waiter_recheck_ms) * 1000);
         if (lock_deadline != 0) wake_at = Min(wake_at, lock_deadline);
         if (grant.next_expiry != 0) wake_at = Min(wake_at, grant.next_expiry);
         sleep_first_in_line(static_cast<long>(Max(millis_until(wake_at, now), 1)), watch_client);
     }
 }
 
-SlotGrant wait_in_line(ClaimsTable *table, const SlotRequest &request, const LOCKTAG &queue,
-                       TimestampTz start, TimestampTz deadline) {
+SlotGrant wait_in_line(const SlotRequest &request, const LOCKTAG &queue, TimestampTz start,
+                       TimestampTz deadline) {
     const TimestampTz lock_deadline =
         LockTimeout > 0 ? start + static_cast<int64>(LockTimeout) * 1000 : 0;
     registry_note_wait(request.kind, request.name, request.n, start);
     SlotGrant grant{false, -1, 0, 0};
     if (join_line(queue, deadline, lock_deadline)) {
-        grant = wait_first_in_line(table, request, deadline, lock_deadline);
+        grant = wait_first_in_line(request, deadline, lock_deadline);
         // The next in line is first now. The lock was taken in a subtransaction, whose commit
         // handed it to the transaction's resource owner (not to the statement's portal).
         const ResourceOwner owner = CurrentResourceOwner;
@@ -254,27 +277,19 @@ void wake_first_waiter_at_end(const text *name, bool also_on_commit) {
 
 SlotGrant claim_slot(const SlotRequest &request, int64 wait) {
     const TimestampTz start = GetCurrentTimestamp();
-    ClaimsTable table;
-    claims_open(&table, request.kind == ClaimKind::kLease ? RowExclusiveLock : AccessShareLock);
     LOCKTAG queue;
     name_locktag(&queue, LockClass::kQueue, request.name);
     SlotGrant grant{false, -1, 0, 0};
     // Nobody in line: look for a slot, holding the line in share mode so that nobody who comes
     // to wait can take the first place meanwhile.
     if (LockAcquire(&queue, ShareLock, false, true) != LOCKACQUIRE_NOT_AVAIL) {
-        grant = take_free_slot(&table, request);
+        grant = look_for_slot(request);
         (void)LockRelease(&queue, ShareLock, false);
-        if (grant.granted || wait == 0) {
-            claims_close(&table);
-            return grant;
-        }
+        if (grant.granted || wait == 0) return grant;
     } else if (wait == 0) {
-        claims_close(&table);  // others wait: no passing them
-        return grant;
+        return grant;  // others wait: no passing them
     }
-    grant = wait_in_line(&table, request, queue, start, start + wait);
-    claims_close(&table);
-    return grant;
+    return wait_in_line(request, queue, start, start + wait);
 }
 
 }  // namespace pgsem

@@ -24,6 +24,14 @@
 
 namespace pgsem {
 
+// pgsem.first_waiter_recheck, in milliseconds (0: never): how often a first waiter looks for a
+// slot again with nobody having woken it. Every path that frees a slot wakes the first waiter;
+// the recheck serves the few that cannot (COMMIT PREPARED or ROLLBACK PREPARED of a transaction
+// that wrote claims, run by a session that may not have loaded pgsem; a superuser's DELETE from
+// pgsem.claims). Tests turn it off to see that no other path misses its wake-up. Defined in
+// module.cpp.
+extern int first_waiter_recheck_ms;
+
 // Registers the resource-release callback that wakes first waiters. Called once, from _PG_init.
 void install_wait_queue_callbacks();
 

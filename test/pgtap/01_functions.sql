@@ -41,7 +41,7 @@ INSERT INTO api VALUES
         'id bigint, timeout interval DEFAULT NULL::interval'),
     ('sem_held', '{bigint}', 'boolean', 'volatile', true, 'r', 'id bigint'),
     ('sem_fence', '{bigint}', 'void', 'volatile', false, 'u', 'id bigint'),
-    ('sem_prune_history', '{bigint}', 'bigint', 'volatile', true, 'u',
+    ('sem_prune_history', '{bigint}', 'bigint', 'volatile', false, 'u',
         'max_rows bigint DEFAULT 10000');
 
 -- The catalog entry of each, found by exact signature in the extension's schema.

@@ -2,7 +2,7 @@
 -- not act on another role's claim.
 \set ON_ERROR_STOP 1
 BEGIN;
-SELECT plan(54);
+SELECT plan(56);
 
 ------------------------------------------------------------------------------------------------
 -- sem_claim: argument checks (12 by SQLSTATE, 4 by SQLSTATE and message)
@@ -47,7 +47,7 @@ SELECT throws_ok($$SELECT sem_claim('pgtap-err', 1, '0')$$, '22023',
 -- (Failed claims changed nothing: checked in 04_behaviour.sql's sem_history counts.)
 
 ------------------------------------------------------------------------------------------------
--- sem_fence, sem_renew, sem_prune_history (8)
+-- sem_fence, sem_renew, sem_prune_history (10)
 ------------------------------------------------------------------------------------------------
 SELECT throws_ok($$SELECT sem_fence(NULL)$$, '22004',
                  'sem_fence(): the claim id must not be null', 'sem_fence(NULL): 22004');
@@ -68,6 +68,10 @@ SELECT throws_ok(format('SELECT sem_fence(%s)', :live_claim), '55000', NULL,
                  'sem_fence(released claim): 55000 object_not_in_prerequisite_state');
 SELECT throws_ok($$SELECT sem_prune_history(-1)$$, '22023', NULL,
                  'sem_prune_history(-1): 22023');
+SELECT throws_ok($$SELECT sem_prune_history(NULL)$$, '22004', NULL,
+                 'sem_prune_history(NULL): 22004 (STRICT up to 1.1, which answered NULL)');
+SELECT throws_ok($$SELECT sem_renew(NULL, '-1 s')$$, '22023', NULL,
+                 'sem_renew(NULL, ''-1 s''): 22023, the timeout checked before the id');
 
 ------------------------------------------------------------------------------------------------
 -- Text-keyed advisory locks: a NULL key is an error for all ten (10 + 1), never "locked nothing"
@@ -83,7 +87,7 @@ SELECT throws_ok($$SELECT advisory_lock_text(NULL)$$, '22004',
                  'advisory_lock_text(NULL): message');
 
 ------------------------------------------------------------------------------------------------
--- The NULL answers of the STRICT functions (4)
+-- The NULL answers of the STRICT functions, and of sem_renew's id (4)
 ------------------------------------------------------------------------------------------------
 SELECT is(fnv1a_64(NULL::text), NULL, 'fnv1a_64(NULL::text) is NULL');
 SELECT is(sem_release(NULL), NULL, 'sem_release(NULL) is NULL');

@@ -47,7 +47,7 @@ like($third, qr/^\d+$/, 'a 1.0 lease through a prepared statement');
 # released or fenced, and new claims queue behind the update while it waits: run it with a
 # lock_timeout.
 my ($rc, $out, $err) = $node->psql('postgres',
-	"SET lock_timeout = '300ms';\nALTER EXTENSION pgsem UPDATE;");
+	"SET lock_timeout = '300ms';\nALTER EXTENSION pgsem UPDATE TO '1.1';");
 like($err, qr/lock timeout/, 'with a 1.0 claim uncommitted, the update waits; lock_timeout ends it');
 is(query(q{SELECT extversion FROM pg_extension WHERE extname = 'pgsem'}), '1.0',
 	'and nothing changed');
@@ -56,7 +56,7 @@ is(query(q{SELECT count(*) FROM sem_holders WHERE name = 'up'}), '2',
 
 my $updater = $node->background_psql('postgres');
 my $updater_pid = $updater->query_safe('SELECT pg_backend_pid()');
-$updater->query_until(qr/started/, "\\echo started\nALTER EXTENSION pgsem UPDATE;\n");
+$updater->query_until(qr/started/, "\\echo started\nALTER EXTENSION pgsem UPDATE TO '1.1';\n");
 ok( $node->poll_query_until(
 		'postgres', qq{SELECT count(*) > 0 FROM pg_locks WHERE pid = $updater_pid AND NOT granted}),
 	'the update waits for the open transactions');
