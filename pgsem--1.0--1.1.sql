@@ -35,6 +35,11 @@ CREATE FUNCTION pgsem.live_claims(
 -- PUBLIC must not find it open again), and those privileges stay the DBA's own rather than the
 -- extension's initial ones, so pg_dump still dumps them. Objects of the DBA's that call the old
 -- function (a view, a BEGIN ATOMIC function) stop the update with a clear error, nothing changed.
+--
+-- The block runs as a superuser with the extension's schema on its search_path, where whoever may
+-- create objects there can plant an operator or function that matches an unqualified call better
+-- than pg_catalog's: every operator and function in it is schema-qualified. (Those of 1.1 as
+-- first published were not; this mend changed no object the script creates. README "Security".)
 DO $update$
 DECLARE
     old_function regprocedure := '@extschema@.sem_claim(text, integer, interval)'::regprocedure;
@@ -44,17 +49,20 @@ DECLARE
     dependents text;
     grantee record;
 BEGIN
-    SELECT string_agg(CASE WHEN d.classid = 'pg_catalog.pg_rewrite'::regclass  -- a view's rule
-                           THEN pg_catalog.pg_describe_object('pg_catalog.pg_class'::regclass,
-                                                              r.ev_class, 0)
-                           ELSE pg_catalog.pg_describe_object(d.classid, d.objid, d.objsubid)
-                      END, ', ')
+    SELECT pg_catalog.string_agg(
+               CASE WHEN d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_rewrite'::regclass
+                    THEN pg_catalog.pg_describe_object('pg_catalog.pg_class'::regclass,  -- the view
+                                                       r.ev_class, 0)
+                    ELSE pg_catalog.pg_describe_object(d.classid, d.objid, d.objsubid)
+               END, ', ')
       INTO dependents
       FROM pg_catalog.pg_depend d
       LEFT JOIN pg_catalog.pg_rewrite r
-        ON d.classid = 'pg_catalog.pg_rewrite'::regclass AND r.oid = d.objid
-     WHERE refclassid = 'pg_catalog.pg_proc'::regclass AND refobjid = old_function
-       AND deptype = 'n';
+        ON d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_rewrite'::regclass
+       AND r.oid OPERATOR(pg_catalog.=) d.objid
+     WHERE refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::regclass
+       AND refobjid OPERATOR(pg_catalog.=) old_function
+       AND deptype OPERATOR(pg_catalog.=) 'n';
     IF dependents IS NOT NULL THEN
         RAISE EXCEPTION 'pgsem 1.1 replaces sem_claim(text, integer, interval), and % depends on it',
                         dependents
@@ -62,7 +70,8 @@ BEGIN
                     HINT = 'Drop those objects, run ALTER EXTENSION pgsem UPDATE, and create them '
                            'again unchanged: three-argument calls of sem_claim keep their meaning.';
     END IF;
-    SELECT proowner, proacl INTO old_owner, saved FROM pg_catalog.pg_proc WHERE oid = old_function;
+    SELECT proowner, proacl INTO old_owner, saved FROM pg_catalog.pg_proc
+     WHERE oid OPERATOR(pg_catalog.=) old_function;
 
     DROP FUNCTION @extschema@.sem_claim(text, integer, interval);
     CREATE FUNCTION @extschema@.sem_claim(name text, n integer,
@@ -73,26 +82,29 @@ BEGIN
         LANGUAGE C VOLATILE PARALLEL UNSAFE;
     new_function := '@extschema@.sem_claim(text, integer, interval, interval)'::regprocedure;
 
-    IF old_owner <> (SELECT proowner FROM pg_catalog.pg_proc WHERE oid = new_function) THEN
+    IF old_owner OPERATOR(pg_catalog.<>) (SELECT proowner FROM pg_catalog.pg_proc
+                                            WHERE oid OPERATOR(pg_catalog.=) new_function) THEN
         EXECUTE pg_catalog.format('ALTER FUNCTION %s OWNER TO %I', new_function,
                                   pg_catalog.pg_get_userbyid(old_owner));
     END IF;
     IF saved IS NOT NULL THEN  -- NULL: the default privileges, which the new function has too
         EXECUTE pg_catalog.format('REVOKE ALL ON FUNCTION %s FROM PUBLIC', new_function);
         FOR grantee IN
-            SELECT a.grantee AS role, bool_or(a.is_grantable) AS grantable
+            SELECT a.grantee AS role, pg_catalog.bool_or(a.is_grantable) AS grantable
               FROM pg_catalog.aclexplode(saved) a
-             WHERE a.privilege_type = 'EXECUTE' AND a.grantee <> old_owner
+             WHERE a.privilege_type OPERATOR(pg_catalog.=) 'EXECUTE'
+               AND a.grantee OPERATOR(pg_catalog.<>) old_owner
              GROUP BY a.grantee
         LOOP
             EXECUTE pg_catalog.format('GRANT EXECUTE ON FUNCTION %s TO %s%s', new_function,
-                CASE WHEN grantee.role = 0 THEN 'PUBLIC'
+                CASE WHEN grantee.role OPERATOR(pg_catalog.=) 0 THEN 'PUBLIC'
                      ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(grantee.role)) END,
                 CASE WHEN grantee.grantable THEN ' WITH GRANT OPTION' ELSE '' END);
         END LOOP;
         DELETE FROM pg_catalog.pg_init_privs
-         WHERE classoid = 'pg_catalog.pg_proc'::regclass AND objoid = new_function
-           AND objsubid = 0;
+         WHERE classoid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::regclass
+           AND objoid OPERATOR(pg_catalog.=) new_function
+           AND objsubid OPERATOR(pg_catalog.=) 0;
     END IF;
 END
 $update$;

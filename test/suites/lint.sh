@@ -1,5 +1,6 @@
-# Lint: clang-format and clang-tidy (configs in .clang-format and .clang-tidy) over all C++, and
-# the README's tested code blocks still pinned by their tests.
+# Lint: clang-format and clang-tidy (configs in .clang-format and .clang-tidy) over all C++, every
+# operator and function in the install and update scripts schema-qualified, and the README's
+# tested code blocks still pinned by their tests.
 suite_lint() {
     local passed=0 failed=0 files
     mapfile -t files < <(cd "$PGSEM_ROOT" && git ls-files '*.cpp' '*.hpp' 2>/dev/null ||
@@ -25,6 +26,16 @@ suite_lint() {
         echo "FAILED: clang-tidy"; failed=$((failed + 1))
     else
         echo "ok: clang-tidy"; passed=$((passed + 1))
+    fi
+    # The install and update scripts run as a superuser with the extension's schema on the
+    # search_path: an unqualified operator or function there could run a planted one
+    # (test/lib/sql_qualified.py, which checks its own examples first). One check.
+    if (cd "$PGSEM_ROOT" && python3 test/lib/sql_qualified.py); then
+        echo "ok: every operator and function in pgsem--*.sql is schema-qualified"
+        passed=$((passed + 1))
+    else
+        echo "FAILED: pgsem--*.sql: unqualified operators or functions (above)"
+        failed=$((failed + 1))
     fi
     # The README's tested code blocks are pinned by their tests (test/lib/readme_blocks.py).
     local out line p f
