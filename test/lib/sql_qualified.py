@@ -7,7 +7,7 @@ in that schema (in PG 15 the database owner owns public) can plant there an oper
 whose argument types match a call better than pg_catalog's: `public.=(oid, regprocedure)` beats
 pg_catalog's =(oid, oid), which needs a cast; `public.string_agg(text, unknown)` beats
 string_agg(text, text) for a literal delimiter. The script then runs the planted code as the
-superuser (CVE-2022-2625, CVE-2023-39417; README "Security"; test/tap/010_script_search_path.pl).
+superuser (CVE-2022-2625, CVE-2023-39417; README "Security"; test/tap/014_script_search_path.pl).
 A qualified name (`pg_catalog.string_agg(...)`, `OPERATOR(pg_catalog.=)`) is looked up in that
 schema alone.
 
