@@ -86,6 +86,36 @@ SELECT sem_claim_session('s', 3) AS released_savepoint;
 RELEASE before_third;
 COMMIT;
 SELECT string_agg(slot::text, ',' ORDER BY slot) AS held FROM sem_holders WHERE name = 's';
+-- A claim taken in a savepoint that was released belongs to the enclosing (sub)transaction from
+-- then on, and goes when that rolls back: the whole transaction, an outer savepoint, or the
+-- subtransaction of a DO block's EXCEPTION clause (which a caught error rolls back).
+BEGIN;
+SAVEPOINT a;
+SELECT sem_claim_session('s-sp', 1) AS in_released_savepoint;
+RELEASE a;
+ROLLBACK;
+BEGIN;
+SAVEPOINT outer_sp;
+SAVEPOINT inner_sp;
+SELECT sem_claim_session('s-sp', 1) AS in_inner_savepoint;
+RELEASE inner_sp;
+ROLLBACK TO outer_sp;
+COMMIT;
+DO $$
+BEGIN
+    PERFORM sem_claim_session('s-sp', 1);
+    RAISE division_by_zero;
+EXCEPTION WHEN division_by_zero THEN
+    NULL;
+END $$;
+SELECT count(*) AS none_kept FROM sem_holders WHERE name = 's-sp';
+-- ... and stays once that commits: a DO block that ends well, in a released savepoint.
+BEGIN;
+SAVEPOINT a;
+DO $$ BEGIN PERFORM sem_claim_session('s-sp', 1); END $$;
+RELEASE a;
+COMMIT;
+SELECT sem_release_session('s-sp', 0) AS kept_and_released;
 SELECT granted, 1 / (granted - granted) AS then_an_error FROM sem_claim_session('s', 3) AS granted;
 BEGIN;
 SELECT 1 / 0;

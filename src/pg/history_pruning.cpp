@@ -67,8 +67,7 @@ BatchEnd prune_batch(ClaimsTable *table, Kind kind, TimestampTz now, int64 reten
                 is_prunable(kind, locked.row, now, retention)) {
                 // An abandoned claim is in the live index: until the deletion commits, claimers
                 // count its slot as held.
-                if (kind == Kind::kAbandoned)
-                    wake_first_waiter_at_end(locked_claim_name(locked), true);
+                if (kind == Kind::kAbandoned) wake_first_waiter_at_end(locked_claim_name(locked));
                 claims_delete(table, locked);
                 ++*deleted;
             }

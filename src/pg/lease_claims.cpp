@@ -81,7 +81,7 @@ void apply(ClaimsTable *table, Act act, const LockedClaim &locked, TimestampTz n
     // slot as held until then even past its lease: the first waiter must look again at the end
     // (a release frees the slot, a renewal sets the expiry its timer waits for, a fence of a lease
     // that ran out meanwhile lets go of the slot).
-    wake_first_waiter_at_end(locked_claim_name(locked), true);
+    wake_first_waiter_at_end(locked_claim_name(locked));
     switch (act) {
         case Act::kRelease:
             claims_end(table, locked, now, Outcome::kReleased);
@@ -171,7 +171,7 @@ int64 lease_claim(const text *name, int32 n, int64 lease, int64 wait) {
         require_durable_commit();
         // A rollback frees the slot again; a commit sets the expiry a first waiter that saw the
         // claim in flight has to wait for.
-        wake_first_waiter_at_end(name, true);
+        wake_first_waiter_at_end(name);
     }
     prune_history_sometimes();
     return grant.granted ? grant.claim_id : 0;

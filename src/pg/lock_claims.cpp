@@ -284,7 +284,7 @@ void finish_slot_lock(ClaimKind kind, const text *name) {
     name_locktag(&holders, LockClass::kNameHolders, name);
     (void)LockAcquire(&holders, ShareLock, kind == ClaimKind::kSession,
                       false);  // only ever taken in share mode
-    if (kind == ClaimKind::kTransaction) wake_first_waiter_at_end(name, true);
+    if (kind == ClaimKind::kTransaction) wake_first_waiter_at_end(name);
     registry_note_claim(registered(kind, claims_of(kind)[*count_of(kind) - 1]));
 }
 

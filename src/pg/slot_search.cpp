@@ -65,7 +65,7 @@ Reap reap(ClaimsTable *table, ItemPointerData tid, TimestampTz now) {
     claims_end(table, locked, locked.row.expires_at, Outcome::kTimedOut);
     // Until this transaction ends, other claimers see the change in flight and count the slot as
     // held.
-    wake_first_waiter_at_end(locked_claim_name(locked), true);
+    wake_first_waiter_at_end(locked_claim_name(locked));
     return Reap::kVacant;
 }
 

@@ -18,15 +18,11 @@ constexpr int kDeadlockRecheckFactor = 4;
 
 // ---- waking the first waiter ----------------------------------------------------------------
 
-// Names of semaphores this transaction may free slots of, to wake their first waiters once its
-// locks are gone: RESOURCE_RELEASE_AFTER_LOCKS, when a waiter woken can take what was freed (at
-// XACT_EVENT_COMMIT the transaction still holds its locks).
-struct PendingWake {
-    bool on_commit;  // also when the transaction commits (else only when it rolls back)
-    text *name;      // in TopMemoryContext
-};
+// Names of semaphores whose first waiters this transaction wakes once its locks are gone, commit
+// or rollback: RESOURCE_RELEASE_AFTER_LOCKS, when a waiter woken can take what was freed (at
+// XACT_EVENT_COMMIT the transaction still holds its locks). In TopMemoryContext.
 constexpr int kMaxPendingWakes = 32;
-PendingWake pending[kMaxPendingWakes];
+text *pending[kMaxPendingWakes];
 int pending_count = 0;
 bool pending_overflow = false;  // more names than that: wake every first waiter instead
 
@@ -54,7 +50,7 @@ void wake_every_first_waiter() {
 }
 
 void forget_pending() {
-    for (int i = 0; i < pending_count; ++i) pfree(pending[i].name);
+    for (int i = 0; i < pending_count; ++i) pfree(pending[i]);
     pending_count = 0;
     pending_overflow = false;
 }
@@ -67,8 +63,7 @@ void on_resource_release(ResourceReleasePhase phase, bool is_commit, bool is_top
     if (pending_overflow) {
         wake_every_first_waiter();
     } else {
-        for (int i = 0; i < pending_count; ++i)
-            if (pending[i].on_commit || !is_commit) wake_first_waiter_now(pending[i].name);
+        for (int i = 0; i < pending_count; ++i) wake_first_waiter_now(pending[i]);
     }
     if (is_top_level) forget_pending();
 }
@@ -258,21 +253,18 @@ void wake_first_waiter_now(const text *name) {
     wake_queue_holder(queue);
 }
 
-void wake_first_waiter_at_end(const text *name, bool also_on_commit) {
-    for (int i = 0; i < pending_count; ++i) {
-        if (VARSIZE_ANY_EXHDR(pending[i].name) == VARSIZE_ANY_EXHDR(name) &&
-            memcmp(VARDATA_ANY(pending[i].name), VARDATA_ANY(name), VARSIZE_ANY_EXHDR(name)) == 0) {
-            pending[i].on_commit = pending[i].on_commit || also_on_commit;
+void wake_first_waiter_at_end(const text *name) {
+    for (int i = 0; i < pending_count; ++i)
+        if (VARSIZE_ANY_EXHDR(pending[i]) == VARSIZE_ANY_EXHDR(name) &&
+            memcmp(VARDATA_ANY(pending[i]), VARDATA_ANY(name), VARSIZE_ANY_EXHDR(name)) == 0)
             return;
-        }
-    }
     if (pending_count == kMaxPendingWakes) {
         pending_overflow = true;
         return;
     }
     text *copy = static_cast<text *>(MemoryContextAlloc(TopMemoryContext, VARSIZE_ANY(name)));
     memcpy(copy, name, VARSIZE_ANY(name));
-    pending[pending_count++] = PendingWake{also_on_commit, copy};
+    pending[pending_count++] = copy;
 }
 
 SlotGrant claim_slot(const SlotRequest &request, int64 wait) {

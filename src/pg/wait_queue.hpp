@@ -39,10 +39,10 @@ void install_wait_queue_callbacks();
 // Errors (cancellation, timeouts, a deadlock) leave no claim and no place in line.
 SlotGrant claim_slot(const SlotRequest &request, int64 wait);
 
-// This backend freed, or may free at the end of its transaction, a slot of `name`: wake the first
-// waiter, now, or once the transaction's locks are gone (also_on_commit false: only when it rolls
-// back, for a lease claim that a rollback would free).
+// This backend freed a slot of `name`, or changed what holds one, or may do so at the end of its
+// transaction: wake the first waiter, now, or once the transaction's locks are gone (commit or
+// rollback: either may free the slot or change the expiry the first waiter's timer waits for).
 void wake_first_waiter_now(const text *name);
-void wake_first_waiter_at_end(const text *name, bool also_on_commit);
+void wake_first_waiter_at_end(const text *name);
 
 }  // namespace pgsem

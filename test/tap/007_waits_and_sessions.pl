@@ -2,7 +2,9 @@
 # pg_terminate_backend of a waiter (first in line or behind), a client that vanishes while it
 # waits (first or behind) or while it holds a session claim, and a SIGKILL of a backend (the
 # server resets every lock, session claims with them). No ended wait leaves a claim or a place in
-# line, and the waiters behind move up.
+# line, and the waiters behind move up. A terminated holder's claims wake the first waiter as
+# they end. The first waiters run without their periodic recheck (pgsem.first_waiter_recheck =
+# 0), so a path that forgets to wake one shows as a wait that runs into its timeout.
 use strict;
 use warnings;
 
@@ -12,7 +14,7 @@ use Test::More;
 
 my $node = PostgreSQL::Test::Cluster->new('waits');
 $node->init(extra => [ '--encoding=UTF8', '--locale=C' ]);
-$node->append_conf('postgresql.conf', 'restart_after_crash = on');
+$node->append_conf('postgresql.conf', "restart_after_crash = on\npgsem.first_waiter_recheck = 0\n");
 $node->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION pgsem');
 
@@ -146,6 +148,35 @@ sub waiters { return query(q{SELECT string_agg(pid || ':' || position, ',' ORDER
 	poll(gone($wp), '(c) the waiter disconnected');
 	is(query(q{SELECT sem_claim_session('sc', 1) IS NOT NULL}), 't',
 		'(c) a disconnect freed its session claim too');
+}
+
+# ---- (c1) DISCARD ALL (a session pooler's reset query) ends a session claim -----------------------
+{
+	my ($h) = session();
+	is($h->query_safe(q{SELECT sem_claim_session('da', 1)}), '0', '(c1) a session claim is taken');
+	my ($w) = session();
+	start($w, q{SELECT sem_claim_session('da', 1, '1 minute') AS w});
+	poll(q{SELECT count(*) = 1 FROM sem_waiters WHERE name = 'da'}, '(c1) another session waits for it');
+	$h->query_safe('DISCARD ALL');
+	like(finish($w), qr/^0\n1$/, '(c1) DISCARD ALL: the session claim went to the waiter');
+	$h->quit;
+	$w->quit;
+}
+
+# ---- (c2) a terminated holder: its uncommitted lease and its transaction claim end ---------------
+for my $kind (q{sem_claim('te', 1, '1 hour') IS NOT NULL}, q{sem_claim_xact('te', 1) IS NOT NULL})
+{
+	my ($h, $hp) = session();
+	$h->query_safe('BEGIN');
+	is($h->query_safe("SELECT $kind"), 't', "(c2) a holder in an open transaction: $kind");
+	my ($w, $wp) = session();
+	start($w, q{SELECT sem_claim_xact('te', 1, '1 minute') AS w});
+	poll(q{SELECT count(*) = 1 FROM sem_waiters WHERE name = 'te'}, '(c2) a waiter waits for it');
+	query("SELECT pg_terminate_backend($hp)");
+	like(finish($w), qr/^0\n1$/, '(c2) the holder is terminated: its slot goes to the waiter');
+	poll(gone($hp), '(c2) the terminated holder has exited');
+	eval { $h->quit };
+	$w->quit;
 }
 
 # ---- (d) a SIGKILL of a backend resets every lock: session claims are gone -----------------------
