@@ -12,7 +12,7 @@ DATA = $(call in_tree,pgsem--*.sql)
 PGFILEDESC = "pgsem - leased counting semaphores and text-keyed advisory locks"
 
 CORE_SRCS = $(call in_tree,src/core/*.cpp)
-GLUE_SRCS = $(call in_tree,src/pg/*.cpp)
+GLUE_SRCS = $(call in_tree,src/pg/*/*.cpp)
 OBJS = $(CORE_SRCS:.cpp=.o) $(GLUE_SRCS:.cpp=.o)
 
 # Tests: `make installcheck` runs, against the installed extension, the pg_regress cases

@@ -2,8 +2,10 @@
 # Sets up pgsem on this machine and shows it working:
 #   installs what it needs from Debian (via sudo unless root), builds and installs the
 #   extension, starts a throwaway Postgres on loopback as an unprivileged user, creates the
-#   extension and runs the seed articles' scenarios (double booking, throttle). The cluster is
-#   removed at the end; with --keep it stays up and the script prints how to connect.
+#   extension and plays each seed article's use case (scripts/demo_scenarios.py): double
+#   booking, a throttle, a bounded pool with a line, each record once with a fence, hosts with
+#   skewed clocks. The cluster is removed at the end; with --keep it stays up and the script
+#   prints how to connect.
 set -euo pipefail
 
 PGSEM_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

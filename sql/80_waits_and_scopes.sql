@@ -158,19 +158,6 @@ SELECT try('SELECT sem_claim(''ro'', 3)');
 COMMIT;
 SELECT sem_release_session('ro', 1) AS released;
 
--- PREPARE TRANSACTION with a transaction claim is refused; leases go through 2PC.
-BEGIN;
-SELECT sem_claim_xact('prep', 1) AS slot;
-PREPARE TRANSACTION 'pgsem_regress_prep';
-SELECT count(*) AS prepared FROM pg_prepared_xacts WHERE gid = 'pgsem_regress_prep';
-SELECT count(*) AS freed FROM sem_holders WHERE name = 'prep';
-BEGIN;
-SELECT sem_claim('prep', 1) IS NOT NULL AS lease;
-PREPARE TRANSACTION 'pgsem_regress_prep';
-SELECT committed, prepared_gid FROM sem_holders WHERE name = 'prep';
-COMMIT PREPARED 'pgsem_regress_prep';
-SELECT committed FROM sem_holders WHERE name = 'prep';
-
 -- Waiting for a slot only this backend holds can never end: a deadlock, found at once (two
 -- checks deadlock_timeout apart) rather than at the end of the wait.
 BEGIN;

@@ -1,7 +1,7 @@
 // Validation of the arguments every SQL function receives: semaphore names, slot counts, leases.
 //
 // Pure C++ (no Postgres header). The glue maps each Problem to a SQLSTATE and a message
-// (src/pg/argument_errors.cpp); the limits here are the ones the README documents.
+// (src/pg/base/argument_checks.cpp); the limits here are the ones the README documents.
 #pragma once
 
 #include "core/cpp_only.hpp"

@@ -1,7 +1,7 @@
 // Which slot of a semaphore a claim tries, and what an existing claim row means for its slot.
 //
-// Pure C++ (no Postgres header). The glue (src/pg/semaphore.cpp) reads index entries and asks
-// these functions what they mean; it never decides slot policy itself.
+// Pure C++ (no Postgres header). The glue (src/pg/claim/slot_search.cpp) reads index entries and
+// asks these functions what they mean; it never decides slot policy itself.
 #pragma once
 
 #include "core/cpp_only.hpp"
@@ -74,13 +74,14 @@ class LowestFreeSlot {
 // mod n with step coprime to n. Two claimers with different seeds rarely contend for one slot.
 class ProbeSequence {
   public:
+    ProbeSequence() noexcept = default;  // a walk over [0, 1), until assigned a real one
     ProbeSequence(std::int32_t n, std::uint64_t seed) noexcept;
     std::int32_t next() noexcept;
 
   private:
-    std::int64_t n_;
-    std::int64_t current_;
-    std::int64_t step_;
+    std::int64_t n_ = 1;
+    std::int64_t current_ = 0;
+    std::int64_t step_ = 1;
 };
 
 // now + lease, saturating instead of overflowing near the end of the timestamp range.

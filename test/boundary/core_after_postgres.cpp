@@ -1,3 +1,3 @@
 // Must NOT compile: a core header after a Postgres header (boundary rule 3).
-#include "pg/postgres_api.hpp"
+#include "pg/base/postgres_api.hpp"
 #include "core/fnv1a.hpp"

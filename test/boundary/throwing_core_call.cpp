@@ -1,7 +1,7 @@
 // Must NOT compile: PGSEM_NOTHROW around a call that may throw (boundary rule 2).
 #include <stdexcept>
 
-#include "pg/boundary.hpp"
+#include "pg/base/boundary.hpp"
 
 namespace {
 int may_throw(int x) {

@@ -37,17 +37,26 @@ suite_lint() {
         echo "FAILED: pgsem--*.sql: unqualified operators or functions (above)"
         failed=$((failed + 1))
     fi
-    # The README's tested code blocks are pinned by their tests (test/lib/readme_blocks.py).
-    local out line p f
-    out=$(cd "$PGSEM_ROOT" && python3 test/lib/readme_blocks.py 2>&1)
-    grep -v '^ok: ' <<<"$out"
-    line=$(grep -E '^readme-blocks: [0-9]+ passed, [0-9]+ failed$' <<<"$out" | tail -n 1)
-    if [ -n "$line" ]; then
-        read -r p f <<<"$(sed -E 's/^[^:]*: ([0-9]+) passed, ([0-9]+) failed$/\1 \2/' <<<"$line")"
-        passed=$((passed + p))
-        failed=$((failed + f))
+    # The README's tested code blocks are pinned by their tests (test/lib/readme_blocks.py), and
+    # src/ is built in floors whose includes only go down, with no include cycle, and names no
+    # path that does not exist (test/lib/src_floors.py, whose self-test plants one of each).
+    local out line p f script
+    for script in readme_blocks src_floors; do
+        out=$(cd "$PGSEM_ROOT" && python3 "test/lib/$script.py" 2>&1)
+        grep -v '^ok: ' <<<"$out"
+        line=$(grep -E '^[a-z-]+: [0-9]+ passed, [0-9]+ failed$' <<<"$out" | tail -n 1)
+        if [ -n "$line" ]; then
+            read -r p f <<<"$(sed -E 's/^[^:]*: ([0-9]+) passed, ([0-9]+) failed$/\1 \2/' <<<"$line")"
+            passed=$((passed + p))
+            failed=$((failed + f))
+        else
+            echo "FAILED: test/lib/$script.py ended without its count"
+            failed=$((failed + 1))
+        fi
+    done
+    if (cd "$PGSEM_ROOT" && python3 test/lib/src_floors.py --self-test); then
+        passed=$((passed + 1))
     else
-        echo "FAILED: test/lib/readme_blocks.py ended without its count"
         failed=$((failed + 1))
     fi
     record_suite lint "$passed" "$failed"

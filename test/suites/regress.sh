@@ -2,7 +2,8 @@
 # PGXS target; the Makefile lists the cases) against the running cluster, in database
 # contrib_regression: first all in name order, then each alone in a fresh database, since every
 # case must run on its own (helpers such as sql/helpers/try.sql are included by the cases that
-# use them). Each case counts one per run.
+# use them). Each case counts one per run; so does the run of all of them against a second,
+# freshly initialised server with default settings.
 suite_regress() {
     local log="$SCRATCH/regress.log" expected status counts passed failed
     expected=$(find "$PGSEM_ROOT/sql" -maxdepth 1 -name '*.sql' | wc -l)
@@ -29,7 +30,38 @@ suite_regress() {
             failed=$((failed + 1))
         fi
     done
+    # A DBA checks an installation with `make installcheck` against the server they run, most
+    # likely configured with the defaults (prepared transactions disabled, for one): every case
+    # passes there too (81_prepared_transactions has an expected output for that server).
+    if regress_on_default_cluster "$SCRATCH/regress-default.log"; then
+        echo "ok: every case passes against a freshly initialised server with default settings"
+        passed=$((passed + 1))
+    else
+        cat "$SCRATCH/regress-default.log"
+        [ -f "$PGSEM_ROOT/regression.diffs" ] && cat "$PGSEM_ROOT/regression.diffs"
+        echo "FAILED: the cases against a freshly initialised server with default settings"
+        failed=$((failed + 1))
+    fi
     record_suite regress "$passed" "$failed"
+}
+
+# regress_on_default_cluster LOG: initdb with defaults, start it on loopback, make installcheck.
+regress_on_default_cluster() {
+    local log=$1 dir port status
+    dir=$(mktemp -d /tmp/pgsem-default.XXXXXX)
+    chmod 755 "$dir"
+    [ "$(id -u)" -eq 0 ] && chown "$PGSEM_OS_USER" "$dir"
+    port=$(free_port) || return 1
+    as_pg_user "$PG_BINDIR/initdb" -D "$dir/data" -U postgres --auth=trust --no-sync >"$log" 2>&1 &&
+        as_pg_user "$PG_BINDIR/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -o \
+            "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories=$dir" \
+            start >>"$log" 2>&1 &&
+        PGHOST=127.0.0.1 PGPORT=$port run_regress "$log.run"
+    status=$?
+    cat "$log.run" >>"$log" 2>/dev/null
+    as_pg_user "$PG_BINDIR/pg_ctl" -D "$dir/data" -m immediate stop >/dev/null 2>&1
+    rm -rf "$dir"
+    return "$status"
 }
 
 # run_regress LOG [MAKE VARIABLES...]

@@ -1,0 +1,125 @@
+#include "core/arguments.hpp"
+#include "pg/base/argument_checks.hpp"
+#include "pg/base/boundary.hpp"
+
+namespace pgsem {
+
+namespace {
+
+core::Interval to_core(const Interval *interval) {
+    return core::Interval{interval->month, interval->day, interval->time};
+}
+
+void raise_null(const char *function, const char *argument) {
+    ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+                    errmsg("%s: %s must not be null", function, argument)));
+}
+
+}  // namespace
+
+int64 interval_micros(const Interval *interval) {
+    const core::Interval value = to_core(interval);
+    return PGSEM_NOTHROW(core::interval_micros(value));
+}
+
+void require_valid_name(const char *function, bool is_null, const text *name) {
+    const std::size_t bytes = is_null ? 0 : VARSIZE_ANY_EXHDR(name);
+    switch (PGSEM_NOTHROW(core::check_name(is_null, bytes))) {
+        case core::Problem::kNone:
+            return;
+        case core::Problem::kNull:
+            raise_null(function, "the semaphore name");
+            break;
+        case core::Problem::kEmpty:
+            ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                            errmsg("%s: the semaphore name must not be empty", function)));
+            break;
+        default:
+            ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                            errmsg("%s: the semaphore name is too long", function),
+                            errdetail("It is %zu bytes long; the limit is %zu bytes.", bytes,
+                                      core::kMaxNameBytes)));
+            break;
+    }
+}
+
+void require_valid_n(const char *function, bool is_null, int32 n) {
+    switch (PGSEM_NOTHROW(core::check_n(is_null, n))) {
+        case core::Problem::kNone:
+            return;
+        case core::Problem::kNull:
+            raise_null(function, "n");
+            break;
+        case core::Problem::kNotPositive:
+            ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                            errmsg("%s: n must be at least 1, not %d", function, n)));
+            break;
+        default:
+            ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                            errmsg("%s: n must be at most %lld, not %d", function,
+                                   static_cast<long long>(core::kMaxN), n)));
+            break;
+    }
+}
+
+int64 require_valid_lease(const char *function, bool is_null, const Interval *lease) {
+    const core::Interval value = is_null ? core::Interval{0, 0, 0} : to_core(lease);
+    const core::LeaseCheck check = PGSEM_NOTHROW(core::check_lease(is_null, value));
+    switch (check.problem) {
+        case core::Problem::kNone:
+            return check.micros;
+        case core::Problem::kNull:
+            raise_null(function, "the timeout");
+            break;
+        case core::Problem::kNotPositive:
+            ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                            errmsg("%s: the timeout must be positive", function),
+                            errdetail("A lease of zero or less would end before it began.")));
+            break;
+        case core::Problem::kTooShort:
+            ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                            errmsg("%s: the timeout must be at least 1 millisecond", function)));
+            break;
+        default:
+            ereport(ERROR,
+                    (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                     errmsg("%s: the timeout must be at most 1 day", function),
+                     errdetail("A holder that crashes keeps its slot until its lease runs out."),
+                     errhint("Take a shorter lease and extend it with sem_renew().")));
+            break;
+    }
+    return 0;
+}
+
+int64 require_valid_wait(const char *function, bool is_null, const Interval *wait) {
+    const core::Interval value = is_null ? core::Interval{0, 0, 0} : to_core(wait);
+    const core::LeaseCheck check = PGSEM_NOTHROW(core::check_wait(is_null, value));
+    switch (check.problem) {
+        case core::Problem::kNone:
+            return check.micros;
+        case core::Problem::kNull:
+            raise_null(function, "wait");
+            break;
+        case core::Problem::kNegative:
+            ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                            errmsg("%s: wait must not be negative", function),
+                            errhint("Pass 0 (the default) to answer at once.")));
+            break;
+        default:
+            ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                            errmsg("%s: wait must be at most 1 day", function)));
+            break;
+    }
+    return 0;
+}
+
+void require_valid_slot(const char *function, bool is_null, int32 slot) {
+    if (is_null) raise_null(function, "the slot");
+    if (slot < 0 || slot >= core::kMaxN)
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                        errmsg("%s: slot %d is out of range", function, slot),
+                        errdetail("Slots are numbered from 0 to %lld.",
+                                  static_cast<long long>(core::kMaxN - 1))));
+}
+
+}  // namespace pgsem

@@ -1,0 +1,29 @@
+// The words of a claim, shared by every floor above this one: what kind it is, what it asks for,
+// what it got.
+#pragma once
+
+#include "pg/base/postgres_api.hpp"
+
+namespace pgsem {
+
+// A lease is a row of pgsem.claims with an expiry and an id; a transaction or session claim is a
+// lock in the lock manager, held until its transaction or session ends (or it is released).
+enum class ClaimKind : unsigned char { kLease, kTransaction, kSession };
+
+struct SlotRequest {
+    const text *name;
+    int32 n;
+    ClaimKind kind;
+    int64 lease;  // microseconds, for kLease
+};
+
+struct SlotGrant {
+    bool granted;
+    int32 slot;
+    int64 claim_id;  // kLease
+    // When not granted: the earliest expiry of a lease that holds a slot below n, the moment a
+    // slot may free up with no release at all (0: none).
+    TimestampTz next_expiry;
+};
+
+}  // namespace pgsem

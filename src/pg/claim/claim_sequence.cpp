@@ -1,0 +1,149 @@
+#include "core/slot_choice.hpp"
+#include "pg/base/boundary.hpp"
+#include "pg/claim/admission.hpp"
+#include "pg/claim/claim_sequence.hpp"
+#include "pg/claim/slot_search.hpp"
+#include "pg/claim/waiting_line.hpp"
+#include "pg/store/claims_table.hpp"
+#include "pg/store/locks.hpp"
+#include "pg/xact/commit_durability.hpp"
+#include "pg/xact/held_claims.hpp"
+#include "pg/xact/history_pruning.hpp"
+#include "pg/xact/pending_wakes.hpp"
+#include "pg/xact/statement_depth.hpp"
+
+namespace pgsem {
+
+namespace {
+
+// ---- 1. admit ----------------------------------------------------------------------------------
+
+void admit(const char *function, const SlotRequest &request) {
+    // Transaction and session claims write nothing: read-only transactions may take them.
+    require_primary(function, request.kind == ClaimKind::kLease);
+    if (request.kind == ClaimKind::kTransaction)
+        warn_if_statement_scoped(function,
+                                 "Call it between BEGIN and COMMIT, or take a lease (sem_claim) "
+                                 "or a session claim.");
+}
+
+// ---- 4. hold -----------------------------------------------------------------------------------
+
+void insert_lease(ClaimsTable *table, const SlotRequest &request, int32 slot, SlotGrant *grant) {
+    NewClaim row{};
+    // The id is drawn inside the slot mutex, so ids grow in the order claims are granted; the
+    // grant time is taken after it, so claim times follow ids too.
+    row.id = claims_next_id(table);
+    row.name = const_cast<text *>(request.name);
+    row.slot = slot;
+    row.n = request.n;
+    row.claimed_at = GetCurrentTimestamp();
+    row.lease = request.lease;
+    row.expires_at = PGSEM_NOTHROW(core::lease_end(row.claimed_at, request.lease));
+    claims_insert(table, row);
+    grant->claim_id = row.id;
+}
+
+// Under the slot's mutex (slot_search.hpp): takes the slot, or finds it held. Of the two ways a
+// slot can be held, the lock is the cheaper to look at, so it is looked at first.
+bool hold_slot(ClaimsTable *table, const SlotRequest &request, int32 slot, SlotGrant *grant) {
+    if (request.kind == ClaimKind::kLease) {
+        if (slot_held_by_lock(request.name, slot)) return false;
+        if (!slot_rows_free(table, request, slot, true, grant)) return false;
+        insert_lease(table, request, slot, grant);
+        return true;
+    }
+    if (!begin_lock_claim(request.kind, request.name, slot, request.n)) return false;
+    if (!slot_rows_free(table, request, slot, false, grant)) {
+        abandon_lock_claim(request.kind, request.name, slot);
+        return false;
+    }
+    finish_lock_claim(request.kind, request.name);
+    return true;
+}
+
+// ---- 2. look ----------------------------------------------------------------------------------
+
+// One look for a free slot, taking it if there is one, with pgsem.claims open for the look alone:
+// unless the look wrote (a lease inserted, an expired one recorded as timed out), the table lock
+// goes with it, so that nobody sleeps holding it (claims_close_unlocking).
+SlotGrant look_for_slot(const SlotRequest &request) {
+    ClaimsTable table;
+    claims_open(&table, request.kind == ClaimKind::kLease ? RowExclusiveLock : AccessShareLock);
+    SlotGrant grant{false, -1, 0, 0};
+    SlotCandidates candidates;
+    candidates_begin(&candidates, &table, request, &grant);
+    // A transaction or session claimer skips a slot whose mutex another claimer holds
+    // (slot_search.hpp, 2.); a lease claimer waits for it.
+    const bool wait_for_mutex = request.kind == ClaimKind::kLease;
+    int32 slot = -1;
+    while (!grant.granted && candidates_next(&candidates, &slot)) {
+        if (!lock_slot_mutex(request.name, slot, wait_for_mutex)) continue;
+        grant.granted = hold_slot(&table, request, slot, &grant);
+        unlock_slot_mutex(request.name, slot);
+    }
+    if (grant.granted) grant.slot = slot;
+    claims_close_unlocking(&table);
+    return grant;
+}
+
+// ---- 3. wait in line ---------------------------------------------------------------------------
+
+SlotGrant wait_for_slot(const SlotRequest &request, TimestampTz start, TimestampTz deadline) {
+    SlotGrant grant{false, -1, 0, 0};
+    LineWait line;
+    if (!line_join(&line, request, start, deadline)) return grant;
+    for (;;) {
+        line_begin_look(&line);
+        grant = look_for_slot(request);
+        line_end_look(&line);
+        if (grant.granted || !line_sleep(&line, grant.next_expiry)) break;
+    }
+    line_leave(&line);
+    return grant;
+}
+
+// ---- 5. after the grant ------------------------------------------------------------------------
+
+void after_grant(const SlotRequest &request) {
+    switch (request.kind) {
+        case ClaimKind::kLease:
+            // A claim lost in a crash after its holder saw it commit would let a second holder in.
+            require_durable_commit();
+            // A rollback frees the slot again; a commit sets the expiry a first waiter that saw
+            // the claim in flight has to wait for.
+            wake_first_waiter_at_end(request.name);
+            break;
+        case ClaimKind::kTransaction:
+            wake_first_waiter_at_end(request.name);  // the slot frees when the transaction ends
+            break;
+        case ClaimKind::kSession:
+            break;  // released by sem_release_session, or when the session ends
+    }
+}
+
+}  // namespace
+
+SlotGrant claim(const char *function, const SlotRequest &request, int64 wait) {
+    const TimestampTz start = GetCurrentTimestamp();
+    admit(function, request);
+    SlotGrant grant{false, -1, 0, 0};
+    if (hold_line_if_empty(request.name)) {
+        grant = look_for_slot(request);
+        // A look reads the slots one after another, not all at one instant: a holder can give
+        // slot 0 back after the look saw it held and take slot 1 before the look gets there (a
+        // claimer's slot mutex even sends it there), and a look that then answers NULL does so
+        // while a slot is free. A caller that does not wait looks once more before it answers
+        // NULL (one that waits is woken by such a release anyway).
+        if (!grant.granted && wait == 0) grant = look_for_slot(request);
+        let_go_of_line(request.name);
+    } else if (wait == 0) {
+        return grant;  // others wait: no passing them
+    }
+    if (!grant.granted && wait > 0) grant = wait_for_slot(request, start, start + wait);
+    if (grant.granted) after_grant(request);
+    if (request.kind == ClaimKind::kLease) prune_history_sometimes();
+    return grant;
+}
+
+}  // namespace pgsem

@@ -1,0 +1,223 @@
+#include "core/arguments.hpp"
+#include "core/slot_choice.hpp"
+#include "pg/base/boundary.hpp"
+#include "pg/claim/admission.hpp"
+#include "pg/claim/lease_ops.hpp"
+#include "pg/claim/slot_search.hpp"
+#include "pg/store/claims_table.hpp"
+#include "pg/store/locks.hpp"
+#include "pg/xact/commit_durability.hpp"
+#include "pg/xact/history_pruning.hpp"
+#include "pg/xact/pending_wakes.hpp"
+#include "pg/xact/statement_depth.hpp"
+
+namespace pgsem {
+
+namespace {
+
+// A claim row read while another transaction changes it may need a second look; past this many,
+// something is looping and an error is better than a spin.
+constexpr int kMaxRetries = 100;
+
+core::ClaimRowState state_of(const ClaimRow &row) {
+    return core::ClaimRowState{row.ended, row.expires_at, row.insert_in_progress,
+                               row.change_in_progress};
+}
+
+core::ClaimStatus status(const ClaimRow &row, TimestampTz now) {
+    const core::ClaimRowState state = state_of(row);
+    return PGSEM_NOTHROW(core::status_of(state, now));
+}
+
+// A claim may be released, renewed or fenced by the role that made it, roles that have its
+// privileges (members that inherit them) and superusers.
+void require_may_act(const char *function, const ClaimRow &row) {
+    if (has_privs_of_role(GetUserId(), row.holder_role)) return;
+    const char *owner = GetUserNameFromId(row.holder_role, true);
+    ereport(
+        ERROR,
+        (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+         errmsg("%s: permission denied for claim %lld", function, static_cast<long long>(row.id)),
+         owner != nullptr ? errdetail("The claim belongs to role %s.", owner)
+                          : errdetail("The claim belongs to a role that no longer exists (OID %u).",
+                                      row.holder_role),
+         errhint("Only that role, roles with its privileges and superusers may act "
+                 "on it.")));
+}
+
+// ---- acting on one claim ---------------------------------------------------------------------
+
+// Locks a live claim's row, waiting for whoever holds it -- unless its lease has run out
+// meanwhile: then the holder may be a claimer reaping it inside a long transaction, and there is
+// nothing to wait for. Returns TM_WouldBlock in that case. (A renewal in flight counts with its
+// new expiry: claims_find folded it into row.expires_at.)
+TM_Result lock_live(ClaimsTable *table, const ClaimRow &row, LockTupleMode mode,
+                    LockedClaim *locked) {
+    const TM_Result first = claims_lock(table, row.tid, mode, LockWaitSkip, locked);
+    if (first != TM_WouldBlock) return first;
+    if (row.expires_at <= GetCurrentTimestamp()) return TM_WouldBlock;
+    return claims_lock(table, row.tid, mode, LockWaitBlock, locked);
+}
+
+enum class Act : unsigned char { kRelease, kRenew, kFence };
+
+struct ActResult {
+    bool done;                 // released / renewed / fenced
+    bool found;                // the claim exists
+    core::ClaimStatus status;  // what stood in the way otherwise
+    ClaimRow row;              // the row as last seen
+};
+
+// Records the timeout of an expired claim on the way out of a release or renewal (not a fence:
+// it is about to raise an error that would roll the record back).
+void record_timeout(ClaimsTable *table, const ClaimRow &row, Act act) {
+    if (act == Act::kFence) return;
+    (void)reap(table, row.tid, GetCurrentTimestamp());
+}
+
+void apply(ClaimsTable *table, Act act, const LockedClaim &locked, TimestampTz now, bool has_lease,
+           int64 new_lease) {
+    // Whatever the act, the row is locked until this transaction ends, and claimers count its
+    // slot as held until then even past its lease: the first waiter must look again at the end
+    // (a release frees the slot, a renewal sets the expiry its timer waits for, a fence of a lease
+    // that ran out meanwhile lets go of the slot).
+    wake_first_waiter_at_end(locked_claim_name(locked));
+    switch (act) {
+        case Act::kRelease:
+            claims_end(table, locked, now, Outcome::kReleased);
+            break;
+        case Act::kRenew: {
+            const int64 lease = has_lease ? new_lease : locked.row.lease;
+            const TimestampTz expires = PGSEM_NOTHROW(core::lease_end(now, lease));
+            require_durable_commit();  // a renewal lost in a crash would shorten a lease in use
+            // The renewed row may not fit its page and get a new index entry: claimers of the
+            // slot must not read the slot halfway through that.
+            (void)under_slot_mutex(locked_claim_name(locked), locked.row.slot, true,
+                                   [&] { claims_extend(table, locked, expires); });
+            break;
+        }
+        case Act::kFence:
+            break;  // the share lock is the fence
+    }
+}
+
+ActResult act_on_claim(const char *function, int64 id, Act act, bool has_lease, int64 new_lease) {
+    require_primary(function, true);
+    // Everything a release or renewal writes -- the row lock, the release, a timeout recorded
+    // on the way -- may be lost in a crash without harm; a renewal that succeeds says otherwise
+    // (require_durable_commit). A fence is a row lock the caller's own writes depend on.
+    const bool losable = act != Act::kFence;
+    if (losable) before_losable_write();
+    ClaimsTable table;
+    claims_open(&table, RowExclusiveLock);
+    ActResult out{false, false, core::ClaimStatus::kEnded, {}};
+    for (int attempt = 0;; ++attempt) {
+        if (attempt == kMaxRetries)
+            ereport(ERROR,
+                    (errcode(ERRCODE_INTERNAL_ERROR),
+                     errmsg("%s: claim %lld kept changing", function, static_cast<long long>(id))));
+        ClaimRow row;
+        out.found = claims_find(&table, id, &row);
+        if (!out.found) break;
+        out.row = row;
+        require_may_act(function, row);
+        out.status = status(row, GetCurrentTimestamp());
+        if (out.status == core::ClaimStatus::kExpired) record_timeout(&table, row, act);
+        if (out.status != core::ClaimStatus::kLive) break;
+
+        LockedClaim locked{};
+        const TM_Result result = lock_live(
+            &table, row, act == Act::kFence ? LockTupleShare : LockTupleExclusive, &locked);
+        if (result == TM_Updated || result == TM_Deleted) continue;  // read it again
+        if (result == TM_WouldBlock) {
+            out.status = core::ClaimStatus::kExpired;
+            break;
+        }
+        if (result != TM_Ok) {
+            out.status = core::ClaimStatus::kUncommitted;
+            break;
+        }
+        const TimestampTz now = GetCurrentTimestamp();
+        out.row = locked.row;
+        out.status = status(locked.row, now);
+        if (out.status == core::ClaimStatus::kExpired) record_timeout(&table, locked.row, act);
+        if (out.status != core::ClaimStatus::kLive) break;
+        apply(&table, act, locked, now, has_lease, new_lease);
+        out.done = true;
+        break;
+    }
+    claims_close(&table);
+    if (losable) after_losable_write();
+    return out;
+}
+
+}  // namespace
+
+bool lease_release(int64 id) {
+    return act_on_claim("sem_release()", id, Act::kRelease, false, 0).done;
+}
+
+bool lease_renew(int64 id, bool has_lease, int64 lease) {
+    return act_on_claim("sem_renew()", id, Act::kRenew, has_lease, lease).done;
+}
+
+bool lease_held(int64 id) {
+    ClaimsTable table;
+    claims_open(&table, AccessShareLock);
+    ClaimRow row;
+    bool held = false;
+    if (claims_find(&table, id, &row)) {
+        const TimestampTz now = GetCurrentTimestamp();
+        const core::ClaimStatus found = status(row, now);
+        // An uncommitted claim of another transaction holds its slot already.
+        held = found == core::ClaimStatus::kLive ||
+               (found == core::ClaimStatus::kUncommitted && row.expires_at > now);
+    }
+    claims_close(&table);
+    return held;
+}
+
+void lease_fence(int64 id) {
+    warn_if_statement_scoped("sem_fence()",
+                             "Call it between BEGIN and COMMIT, in the transaction that writes "
+                             "what the claim protects.");
+    const ActResult result = act_on_claim("sem_fence()", id, Act::kFence, false, 0);
+    if (result.done) return;
+    const long long shown = static_cast<long long>(id);
+    if (!result.found)
+        ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT),
+                        errmsg("sem_fence(): there is no claim %lld", shown)));
+    switch (result.status) {
+        case core::ClaimStatus::kEnded:
+            ereport(ERROR,
+                    (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                     errmsg("sem_fence(): claim %lld is not held", shown),
+                     result.row.released ? errdetail("It was released at %s.",
+                                                     timestamptz_to_str(result.row.ended_at))
+                                         : errdetail("Its lease ran out at %s.",
+                                                     timestamptz_to_str(result.row.ended_at))));
+            break;
+        case core::ClaimStatus::kExpired:
+            ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                            errmsg("sem_fence(): claim %lld is not held", shown),
+                            errdetail("Its lease ran out at %s.",
+                                      timestamptz_to_str(result.row.expires_at))));
+            break;
+        default:
+            ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                            errmsg("sem_fence(): claim %lld is not held", shown),
+                            errdetail("The transaction that made it has not committed.")));
+            break;
+    }
+}
+
+int64 prune_claim_history(int64 max_rows) {
+    require_primary("sem_prune_history()", true);
+    ClaimsTable table;
+    claims_open(&table, RowExclusiveLock);
+    const int64 pruned = prune_history(&table, GetCurrentTimestamp(), max_rows);
+    claims_close(&table);
+    return pruned;
+}
+
+}  // namespace pgsem

@@ -1,0 +1,201 @@
+#include "core/arguments.hpp"
+#include "core/slot_choice.hpp"
+#include "pg/base/boundary.hpp"
+#include "pg/claim/slot_search.hpp"
+#include "pg/store/claims_table.hpp"
+#include "pg/xact/pending_wakes.hpp"
+
+namespace pgsem {
+
+// The core objects below live in frames that call into Postgres (boundary rule 1).
+static_assert(std::is_trivially_destructible_v<core::LowestFreeSlot>);
+static_assert(std::is_trivially_destructible_v<core::ProbeSequence>);
+
+namespace {
+
+// A claim row read while another transaction changes it may need a second look; past this many,
+// something is looping and an error is better than a spin.
+constexpr int kMaxRetries = 100;
+// One slot holds at most one committed live row; a few more versions can be in flight.
+constexpr int kMaxRowsPerSlot = 8;
+
+core::Occupancy occupancy(const ClaimRow &row, TimestampTz now) {
+    const core::ClaimRowState state{row.ended, row.expires_at, row.insert_in_progress,
+                                    row.change_in_progress};
+    return PGSEM_NOTHROW(core::classify(state, now));
+}
+
+// The earliest expiry of a committed lease that holds a slot, for a first waiter's timer. Rows
+// that an open transaction inserts, changes or locks are left out: their slot frees when that
+// transaction ends (which wakes the first waiter), not at an expiry -- which may have passed
+// already, and a timer set to it would wake the waiter again and again for nothing.
+void note_expiry(const ClaimRow &row, SlotGrant *grant) {
+    if (row.ended || row.insert_in_progress || row.change_in_progress) return;
+    if (grant->next_expiry == 0 || row.expires_at < grant->next_expiry)
+        grant->next_expiry = row.expires_at;
+}
+
+// Whether an open transaction locks the row the scan is on. A lease whose time has run out still
+// holds its slot while a fence (a FOR SHARE row lock, which a dirty read does not report) or a
+// renewal's row lock is on it: the fencer writes under it, the renewer is about to extend it.
+bool locked_by_open_transaction(const ClaimScan &scan) {
+    TransactionId locker;
+    return claim_scan_row_lockers(&scan, &locker, 1) > 0;
+}
+
+}  // namespace
+
+Reap reap(ClaimsTable *table, ItemPointerData tid, TimestampTz now) {
+    LockedClaim locked{};
+    switch (claims_lock(table, tid, LockTupleExclusive, LockWaitSkip, &locked)) {
+        case TM_Ok:
+            break;
+        case TM_Updated:
+        case TM_Deleted:
+            return Reap::kChanged;
+        default:
+            return Reap::kHeld;
+    }
+    if (locked.row.ended) return Reap::kVacant;
+    // TM_Ok locks the very version that was read (a newer one gives TM_Updated), so the lease is
+    // the one that ran out. Checked anyway: better a slot left alone than a live claim reaped.
+    if (locked.row.expires_at > now) return Reap::kHeld;
+    claims_end(table, locked, locked.row.expires_at, Outcome::kTimedOut);
+    // Until this transaction ends, other claimers see the change in flight and count the slot as
+    // held.
+    wake_first_waiter_at_end(locked_claim_name(locked));
+    return Reap::kVacant;
+}
+
+namespace {
+
+// ---- one slot ------------------------------------------------------------------------------
+
+// The rows of one slot: whether any holds it, and which expired ones a lease claimer would reap.
+struct SlotView {
+    bool held;
+    int expired_count;
+    ItemPointerData expired[kMaxRowsPerSlot];
+};
+
+void read_slot(ClaimsTable *table, const SlotRequest &request, int32 slot, TimestampTz now,
+               SlotView *view, SlotGrant *grant) {
+    view->held = false;
+    view->expired_count = 0;
+    ClaimScan scan;
+    ClaimRow row;
+    slot_scan_begin(table, &scan, request.name, slot, slot + 1);
+    while (!view->held && claim_scan_next(&scan, &row)) {
+        core::Occupancy occ = occupancy(row, now);
+        if (occ == core::Occupancy::kExpired && locked_by_open_transaction(scan))
+            occ = core::Occupancy::kHeld;  // and no expiry to note: it has passed
+        else if (occ == core::Occupancy::kHeld)
+            note_expiry(row, grant);
+        if (occ == core::Occupancy::kHeld || view->expired_count == kMaxRowsPerSlot)
+            view->held = true;
+        else if (occ == core::Occupancy::kExpired)
+            view->expired[view->expired_count++] = row.tid;
+    }
+    claim_scan_end(&scan);
+}
+
+bool looks_free(ClaimsTable *table, const SlotRequest &request, int32 slot, TimestampTz now,
+                SlotGrant *grant) {
+    SlotView view;
+    read_slot(table, request, slot, now, &view, grant);
+    return !view.held;
+}
+
+// The lowest slot in [first, request.n) that no row holds, or -1.
+int32 lowest_free_slot(ClaimsTable *table, const SlotRequest &request, int32 first, TimestampTz now,
+                       SlotGrant *grant) {
+    core::LowestFreeSlot finder(request.n, first);
+    ClaimScan scan;
+    ClaimRow row;
+    int32 answer = -1;
+    slot_scan_begin(table, &scan, request.name, first, request.n);
+    while (answer < 0 && claim_scan_next(&scan, &row)) {
+        const bool held = occupancy(row, now) == core::Occupancy::kHeld;
+        if (held) note_expiry(row, grant);
+        const std::optional<int32> found = PGSEM_NOTHROW(finder.observe(row.slot, held));
+        if (found.has_value()) answer = *found;
+    }
+    claim_scan_end(&scan);
+    if (answer < 0) {
+        const std::optional<int32> found = PGSEM_NOTHROW(finder.finish());
+        if (found.has_value()) answer = *found;
+    }
+    return answer;
+}
+
+}  // namespace
+
+bool slot_rows_free(ClaimsTable *table, const SlotRequest &request, int32 slot, bool reap_expired,
+                    SlotGrant *grant) {
+    for (int attempt = 0; attempt < kMaxRetries; ++attempt) {
+        const TimestampTz now = GetCurrentTimestamp();
+        SlotView view;
+        read_slot(table, request, slot, now, &view, grant);
+        if (view.held) return false;
+        if (!reap_expired) return true;
+        Reap outcome = Reap::kVacant;
+        for (int i = 0; i < view.expired_count && outcome == Reap::kVacant; ++i)
+            outcome = reap(table, view.expired[i], now);
+        if (outcome != Reap::kChanged) return outcome == Reap::kVacant;
+    }
+    ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR),
+                    errmsg("pgsem: slot %d kept changing under the slot mutex", slot)));
+    return false;
+}
+
+void candidates_begin(SlotCandidates *candidates, ClaimsTable *table, const SlotRequest &request,
+                      SlotGrant *grant) {
+    candidates->table = table;
+    candidates->request = &request;
+    candidates->grant = grant;
+    candidates->now = GetCurrentTimestamp();
+    candidates->next = 0;
+    candidates->probes_left = 0;
+    if (request.n <= core::kLockedScanMaxSlots) {
+        candidates->phase = SlotCandidates::kEverySlot;
+    } else if (request.n > core::kOrderedScanMaxSlots) {
+        candidates->phase = SlotCandidates::kRandomProbes;
+        candidates->probes = core::ProbeSequence(request.n, pg_prng_uint64(&pg_global_prng_state));
+        candidates->probes_left = core::kRandomProbes;
+    } else {
+        candidates->phase = SlotCandidates::kLowestFree;
+    }
+}
+
+bool candidates_next(SlotCandidates *candidates, int32 *slot) {
+    const SlotRequest &request = *candidates->request;
+    CHECK_FOR_INTERRUPTS();
+    switch (candidates->phase) {
+        case SlotCandidates::kEverySlot:
+            if (candidates->next >= request.n) return false;
+            *slot = candidates->next++;
+            return true;
+        case SlotCandidates::kRandomProbes:
+            while (candidates->probes_left > 0) {
+                --candidates->probes_left;
+                *slot = PGSEM_NOTHROW(candidates->probes.next());
+                if (looks_free(candidates->table, request, *slot, candidates->now,
+                               candidates->grant))
+                    return true;
+            }
+            candidates->phase = SlotCandidates::kLowestFree;
+            [[fallthrough]];
+        case SlotCandidates::kLowestFree:
+            if (candidates->next >= request.n) return false;
+            *slot = lowest_free_slot(candidates->table, request, candidates->next, candidates->now,
+                                     candidates->grant);
+            if (*slot < 0) return false;
+            // Tried, and found held (by a row or a lock) or being taken: the next look starts
+            // after it.
+            candidates->next = *slot + 1;
+            return true;
+    }
+    return false;
+}
+
+}  // namespace pgsem

@@ -1,0 +1,178 @@
+#include "core/arguments.hpp"
+#include "pg/base/boundary.hpp"
+#include "pg/claim/deadlock_check.hpp"
+#include "pg/claim/waiting_line.hpp"
+#include "pg/store/locks.hpp"
+#include "pg/store/registry.hpp"
+
+namespace pgsem {
+
+namespace {
+
+// After the first check (at deadlock_timeout), a first waiter looks for a deadlock again this many
+// times deadlock_timeout later: a cycle can close after the check, when a claim holder starts to
+// wait in line behind somebody.
+constexpr int kDeadlockRecheckFactor = 4;
+
+// ---- waiting in line ------------------------------------------------------------------------
+
+int64 millis_until(TimestampTz when, TimestampTz now) {
+    const int64 micros = when - now;
+    return micros <= 0 ? 0 : (micros + 999) / 1000;
+}
+
+// Joins the line: asks for the line's lock exclusively and waits in the lock manager, behind
+// those who asked first. True once this backend holds it (it is the first waiter); false when
+// `deadline` passed first. The wait is a lock wait, with lock_timeout set for it to the time left
+// (or to what is left of the caller's own lock_timeout, when that ends first: then its error
+// stands); catching that timeout takes a subtransaction.
+bool join_line(const text *name, TimestampTz deadline, TimestampTz lock_deadline) {
+    const TimestampTz now = GetCurrentTimestamp();
+    if (now >= deadline) return false;
+    int64 timeout_ms = Max(millis_until(deadline, now), 1);
+    bool timeout_is_ours = true;
+    if (lock_deadline != 0 && millis_until(lock_deadline, now) < timeout_ms) {
+        timeout_ms = Max(millis_until(lock_deadline, now), 1);
+        timeout_is_ours = false;
+    }
+    char setting[32];
+    snprintf(setting, sizeof(setting), "%lld", static_cast<long long>(Min(timeout_ms, INT_MAX)));
+    const int guc_level = NewGUCNestLevel();
+    (void)set_config_option("lock_timeout", setting, PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+                            true, 0, false);
+
+    const MemoryContext context = CurrentMemoryContext;
+    const ResourceOwner owner = CurrentResourceOwner;
+    volatile bool joined = false;
+    BeginInternalSubTransaction(nullptr);
+    MemoryContextSwitchTo(context);
+    PG_TRY();
+    {
+        wait_for_first_place(name);
+        ReleaseCurrentSubTransaction();  // the lock passes to the caller's transaction
+        MemoryContextSwitchTo(context);
+        CurrentResourceOwner = owner;
+        joined = true;
+    }
+    PG_CATCH();
+    {
+        MemoryContextSwitchTo(context);
+        ErrorData *error = CopyErrorData();
+        FlushErrorState();
+        RollbackAndReleaseCurrentSubTransaction();  // leaves the line (LockErrorCleanup)
+        MemoryContextSwitchTo(context);
+        CurrentResourceOwner = owner;
+        if (error->sqlerrcode != ERRCODE_LOCK_NOT_AVAILABLE || !timeout_is_ours)
+            ReThrowError(error);  // cancel, statement_timeout, the caller's lock_timeout...
+        FreeErrorData(error);
+    }
+    PG_END_TRY();
+    AtEOXact_GUC(true, guc_level);
+    return joined;
+}
+
+// The client went away while this backend waits: end the session as Postgres does when it finds
+// out (ProcessInterrupts' "connection to client lost").
+void note_client_gone() {
+    ClientConnectionLost = true;
+    InterruptPending = true;
+}
+
+// Sleeps until the latch is set, `timeout_ms` passes or, when `watch_client`, the client goes away.
+// With a client it sleeps in the connection's own wait set, set to report the socket closed (as
+// pq_check_connection leaves it; every site that waits on that set sets its own socket event
+// first): a wait set made per sleep would cost five more system calls for every grant, paid by
+// each waiter that moves up to first place.
+void sleep_first_in_line(long timeout_ms, bool watch_client) {
+    if (!watch_client) {
+        (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, timeout_ms,
+                        PG_WAIT_EXTENSION);
+        return;
+    }
+    ModifyWaitEvent(FeBeWaitSet, FeBeWaitSetSocketPos, WL_SOCKET_CLOSED, nullptr);
+    WaitEvent events[FeBeWaitSetNEvents];
+    const int count =
+        WaitEventSetWait(FeBeWaitSet, timeout_ms, events, lengthof(events), PG_WAIT_EXTENSION);
+    for (int i = 0; i < count; ++i) {
+        if ((events[i].events & WL_POSTMASTER_DEATH) != 0)
+            ereport(FATAL, (errcode(ERRCODE_ADMIN_SHUTDOWN),
+                            errmsg("terminating connection due to unexpected postmaster exit")));
+        if ((events[i].events & WL_SOCKET_CLOSED) != 0) note_client_gone();
+    }
+}
+
+}  // namespace
+
+bool line_join(LineWait *wait, const SlotRequest &request, TimestampTz start,
+               TimestampTz deadline) {
+    wait->request = &request;
+    wait->deadline = deadline;
+    wait->lock_deadline = LockTimeout > 0 ? start + static_cast<int64>(LockTimeout) * 1000 : 0;
+    wait->deadlock_interval = static_cast<int64>(Max(DeadlockTimeout, 1)) * 1000;
+    wait->deadlock_suspected = false;
+    wait->watch_client =
+        MyProcPort != nullptr && FeBeWaitSet != nullptr && WaitEventSetCanReportClosed();
+    wait->caller = CurrentMemoryContext;
+    wait->look_context = nullptr;
+    registry_note_wait(request.kind, request.name, request.n, start);
+    if (!join_line(request.name, deadline, wait->lock_deadline)) {
+        registry_forget_wait();
+        return false;
+    }
+    wait->next_deadlock_check = GetCurrentTimestamp() + wait->deadlock_interval;
+    // Waiting behind, in the lock manager, this backend did not watch its client. Now first, it
+    // looks before it takes anything: a slot taken for a client that is gone would be lost to
+    // everyone until its lease ran out.
+    if (wait->watch_client && !pq_check_connection()) note_client_gone();
+    wait->look_context =
+        AllocSetContextCreate(wait->caller, "pgsem first waiter's look", ALLOCSET_DEFAULT_SIZES);
+    return true;
+}
+
+void line_begin_look(LineWait *wait) {
+    ResetLatch(MyLatch);  // before looking: a release after the look sets it again
+    CHECK_FOR_INTERRUPTS();
+    MemoryContextReset(wait->look_context);
+    MemoryContextSwitchTo(wait->look_context);
+}
+
+void line_end_look(LineWait *wait) {
+    MemoryContextSwitchTo(wait->caller);
+}
+
+bool line_sleep(LineWait *wait, TimestampTz next_expiry) {
+    const SlotRequest &request = *wait->request;
+    const TimestampTz now = GetCurrentTimestamp();
+    if (now >= wait->deadline) return false;
+    if (wait->lock_deadline != 0 && now >= wait->lock_deadline)
+        ereport(ERROR, (errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+                        errmsg("canceling statement due to lock timeout"),
+                        errdetail("It waited for a slot of semaphore \"%s\".",
+                                  text_to_cstring(request.name))));
+    if (now >= wait->next_deadlock_check) {
+        // Two looks a deadlock_timeout apart, so that a waiter woken but not yet at its slot is
+        // never taken for a stuck one.
+        MemoryContextSwitchTo(wait->look_context);
+        const bool stuck = first_waiter_deadlocked(request.name, request.n);
+        MemoryContextSwitchTo(wait->caller);
+        if (stuck && wait->deadlock_suspected) raise_semaphore_deadlock(request.name);
+        wait->deadlock_suspected = stuck;
+        wait->next_deadlock_check =
+            now + wait->deadlock_interval * (stuck ? 1 : kDeadlockRecheckFactor);
+    }
+    TimestampTz wake_at = Min(wait->deadline, wait->next_deadlock_check);
+    if (first_waiter_recheck_ms > 0)
+        wake_at = Min(wake_at, now + static_cast<int64>(first_waiter_recheck_ms) * 1000);
+    if (wait->lock_deadline != 0) wake_at = Min(wake_at, wait->lock_deadline);
+    if (next_expiry != 0) wake_at = Min(wake_at, next_expiry);
+    sleep_first_in_line(static_cast<long>(Max(millis_until(wake_at, now), 1)), wait->watch_client);
+    return true;
+}
+
+void line_leave(LineWait *wait) {
+    MemoryContextDelete(wait->look_context);
+    leave_first_place(wait->request->name);  // the next in line is first now
+    registry_forget_wait();
+}
+
+}  // namespace pgsem

@@ -1,0 +1,42 @@
+// Library entry point: settings, hooks and callbacks, set up once per backend (and once in the
+// postmaster when preloaded).
+#include "core/arguments.hpp"
+#include "pg/base/boundary.hpp"
+#include "pg/claim/waiting_line.hpp"
+#include "pg/store/claims_table.hpp"
+#include "pg/store/registry.hpp"
+#include "pg/xact/history_pruning.hpp"
+#include "pg/xact/statement_depth.hpp"
+#include "pg/xact/xact_events.hpp"
+
+extern "C" {
+PG_MODULE_MAGIC;
+void _PG_init(void);
+}
+
+namespace pgsem {
+int history_retention_seconds = 86400;
+int first_waiter_recheck_ms = 1000;
+}  // namespace pgsem
+
+void _PG_init(void) {
+    DefineCustomIntVariable(
+        "pgsem.history_retention",
+        "How long released and timed-out claims stay in pgsem.claims as history.",
+        "Claimers delete older history as they go. -1 keeps history forever.",
+        &pgsem::history_retention_seconds, 86400, -1, INT_MAX, PGC_SUSET, GUC_UNIT_S, nullptr,
+        nullptr, nullptr);
+    DefineCustomIntVariable(
+        "pgsem.first_waiter_recheck",
+        "How often the first waiter of a semaphore looks for a slot again unwoken.",
+        "Every release, rollback and end of a claim wakes the first waiter; this recheck finds "
+        "slots freed where no pgsem code runs (COMMIT PREPARED, a superuser's DELETE). 0 turns "
+        "it off.",
+        &pgsem::first_waiter_recheck_ms, 1000, 0, INT_MAX, PGC_SUSET, GUC_UNIT_MS, nullptr, nullptr,
+        nullptr);
+    MarkGUCPrefixReserved("pgsem");
+    pgsem::install_registry_shmem_hooks();
+    pgsem::install_statement_depth_hooks();
+    pgsem::install_transaction_events();
+    pgsem::install_claims_cache_invalidation();
+}

@@ -1,0 +1,84 @@
+// The registry: what one session cannot learn of another's transaction and session claims and
+// of its wait from the lock manager alone -- the semaphore's name, n, since when -- kept in shared
+// memory for the monitoring views.
+//
+// It is for display only. The lock manager says who holds and who waits (a view shows an entry
+// only when the locks agree), and nothing that decides a claim reads the registry. Each backend
+// writes its own entry and nobody else's, with a change counter that readers check (the scheme of
+// PgBackendStatus), so writing takes no lock.
+//
+// Shared memory: a few bytes of the main segment name a dynamic shared memory segment that holds
+// the entries, created by the first backend that needs it and kept until the server stops.
+// Preloading pgsem reserves those few bytes at startup; without it they come from the server's
+// spare shared memory, as contrib's autoprewarm does when it is not preloaded.
+#pragma once
+
+#include "core/arguments.hpp"
+#include "pg/base/postgres_api.hpp"
+#include "pg/base/claim_types.hpp"
+
+namespace pgsem {
+
+// Called from _PG_init: when preloading, reserves the main-segment bytes.
+void install_registry_shmem_hooks();
+
+// The session ends: its entry is cleared.
+void registry_leave();
+
+// A transaction or session claim as the registry lists it.
+struct RegisteredClaim {
+    ClaimKind kind;
+    const text *name;
+    int32 slot;
+    int32 n;
+    Oid role;  // current_user when claimed
+    TimestampTz since;
+};
+
+// The calling backend's own entry. It lists up to kListedClaims claims and counts the others;
+// when listed ones end, the backend lists others in their place (registry_list_claim).
+void registry_note_claim(const RegisteredClaim &claim);
+void registry_forget_claim(ClaimKind kind, const text *name, int32 slot);
+// The transaction's claims ended; `session_claims` session claims are still held.
+void registry_forget_transaction_claims(int session_claims);
+// Whether the entry has room for a claim that is held but not listed.
+bool registry_has_room_for_unlisted();
+// Lists a held claim that was counted but not listed, unless it is listed already.
+void registry_list_claim(const RegisteredClaim &claim);
+void registry_note_wait(ClaimKind kind, const text *name, int32 n, TimestampTz since);
+void registry_forget_wait();
+
+// The n that backend `pid` waits with for the semaphore whose key is `key` (locks.hpp's
+// name_key), and its name (palloc'd); false when its entry says nothing of such a wait.
+bool registry_find_wait(int32 pid, uint64 key, int32 *n, text **name);
+
+// Copies of every entry of this database, palloc'd. Names are NUL-terminated.
+struct ListedClaim {
+    int32 pid;
+    Oid role;
+    ClaimKind kind;
+    int32 slot;
+    int32 n;
+    TimestampTz since;
+    char application_name[NAMEDATALEN];
+    char name[core::kMaxNameBytes + 1];
+};
+struct ListedWait {
+    int32 pid;
+    Oid role;
+    ClaimKind kind;
+    int32 n;
+    TimestampTz since;
+    char application_name[NAMEDATALEN];
+    char name[core::kMaxNameBytes + 1];
+};
+struct RegistryCopy {
+    ListedClaim *claims;
+    int claim_count;
+    ListedWait *waits;
+    int wait_count;
+    int unlisted_claims;  // claims sessions hold beyond what their entries have room for
+};
+void registry_copy(RegistryCopy *copy);
+
+}  // namespace pgsem

@@ -1,0 +1,242 @@
+#include "core/arguments.hpp"
+#include "pg/base/boundary.hpp"
+#include "pg/store/locks.hpp"
+#include "pg/store/registry.hpp"
+#include "pg/xact/held_claims.hpp"
+#include "pg/xact/pending_wakes.hpp"
+
+namespace pgsem {
+
+namespace {
+
+// A claim this backend holds, by name and slot.
+struct HeldSlot {
+    int32 slot;
+    text *name;  // palloc'd copy
+    // Session claims only: the subtransaction that took it, until the top transaction commits
+    // (InvalidSubTransactionId once it has); a rollback of it takes the claim back.
+    SubTransactionId taken_in;
+    // For the registry, which lists only so many claims per session and lists the others once
+    // room frees up.
+    int32 n;
+    Oid role;
+    TimestampTz since;
+};
+
+// Session claims, for sem_release_session and for the exit of the session; in TopMemoryContext.
+HeldSlot *session_claims = nullptr;
+int session_claim_count = 0;
+int session_claim_capacity = 0;
+
+// Transaction claims of the open transaction, for PREPARE; in TopTransactionContext, so gone with
+// the transaction.
+HeldSlot *transaction_claims = nullptr;
+int transaction_claim_count = 0;
+int transaction_claim_capacity = 0;
+
+void remember(HeldSlot **list, int *count, int *capacity, MemoryContext context, const text *name,
+              int32 slot, int32 n) {
+    if (*count == *capacity) {
+        const int grown = *capacity == 0 ? 8 : *capacity * 2;
+        *list = *list == nullptr
+                    ? static_cast<HeldSlot *>(MemoryContextAlloc(context, grown * sizeof(HeldSlot)))
+                    : static_cast<HeldSlot *>(repalloc(*list, grown * sizeof(HeldSlot)));
+        *capacity = grown;
+    }
+    text *copy = static_cast<text *>(MemoryContextAlloc(context, VARSIZE_ANY(name)));
+    memcpy(copy, name, VARSIZE_ANY(name));
+    (*list)[(*count)++] =
+        HeldSlot{slot, copy, GetCurrentSubTransactionId(), n, GetUserId(), GetCurrentTimestamp()};
+}
+
+// Forgets the claim remember() added last, which never got its slot.
+void forget_last(HeldSlot *list, int *count) {
+    pfree(list[--*count].name);
+}
+
+RegisteredClaim registered(ClaimKind kind, const HeldSlot &held) {
+    return RegisteredClaim{kind, held.name, held.slot, held.n, held.role, held.since};
+}
+
+// Lists in the registry the claims it had no room for, once room is free again.
+void relist_claims() {
+    for (int i = 0; i < session_claim_count && registry_has_room_for_unlisted(); ++i)
+        registry_list_claim(registered(ClaimKind::kSession, session_claims[i]));
+    for (int i = 0; i < transaction_claim_count && registry_has_room_for_unlisted(); ++i)
+        registry_list_claim(registered(ClaimKind::kTransaction, transaction_claims[i]));
+}
+
+bool same_name(const text *a, const text *b) {
+    return VARSIZE_ANY_EXHDR(a) == VARSIZE_ANY_EXHDR(b) &&
+           memcmp(VARDATA_ANY(a), VARDATA_ANY(b), VARSIZE_ANY_EXHDR(a)) == 0;
+}
+
+// A session claim's locks: both, or the first alone when taking the second failed.
+void release_session_locks(const text *name, int32 slot) {
+    release_slot_holder(name, slot, true);
+    release_name_holders(name, true);
+}
+
+bool session_lock_held(const HeldSlot &held) {
+    return slot_holder_held_by_me(held.name, held.slot);
+}
+
+void forget_session_claim(int index) {
+    registry_forget_claim(ClaimKind::kSession, session_claims[index].name,
+                          session_claims[index].slot);
+    pfree(session_claims[index].name);
+    session_claims[index] = session_claims[--session_claim_count];
+    relist_claims();
+}
+
+// Session claims are session-level advisory locks, so pg_advisory_unlock_all() and DISCARD ALL
+// (a session pooler's reset query) release them too, without a word to pgsem. At the end of each
+// transaction a session that has session claims forgets those whose locks are gone and wakes
+// their semaphores' first waiters: a lookup in the backend's own lock table per claim.
+void forget_released_session_claims() {
+    for (int i = session_claim_count - 1; i >= 0; --i) {
+        if (session_lock_held(session_claims[i])) continue;
+        wake_first_waiter(session_claims[i].name);
+        forget_session_claim(i);
+    }
+}
+
+// Releases the session claims taken in `subtransaction` (or in any, for the top transaction's
+// abort) that have not been confirmed by a commit.
+void release_unconfirmed_session_claims(SubTransactionId subtransaction) {
+    for (int i = session_claim_count - 1; i >= 0; --i) {
+        const HeldSlot &held = session_claims[i];
+        if (held.taken_in == InvalidSubTransactionId) continue;
+        if (subtransaction != InvalidSubTransactionId && held.taken_in != subtransaction) continue;
+        if (session_lock_held(held)) release_session_locks(held.name, held.slot);
+        wake_first_waiter(held.name);
+        forget_session_claim(i);
+    }
+}
+
+void forget_transaction_claims() {
+    transaction_claims = nullptr;  // its memory went with TopTransactionContext
+    transaction_claim_count = transaction_claim_capacity = 0;
+    registry_forget_transaction_claims(session_claim_count);
+    relist_claims();
+}
+
+HeldSlot *claims_of(ClaimKind kind) {
+    return kind == ClaimKind::kSession ? session_claims : transaction_claims;
+}
+
+int *count_of(ClaimKind kind) {
+    return kind == ClaimKind::kSession ? &session_claim_count : &transaction_claim_count;
+}
+
+}  // namespace
+
+bool begin_lock_claim(ClaimKind kind, const text *name, int32 slot, int32 n) {
+    const bool session = kind == ClaimKind::kSession;
+    // Remembered first, so that an error from here to the end of the claim -- an interrupt while
+    // the slot's rows are read, the lock table full at the second lock (53200) -- finds the
+    // claim, unconfirmed, and takes it back with its (sub)transaction
+    // (release_unconfirmed_session_claims): a session-level lock outlives the error that
+    // interrupted its claim. Transaction-level locks go with the transaction anyway.
+    if (session)
+        remember(&session_claims, &session_claim_count, &session_claim_capacity, TopMemoryContext,
+                 name, slot, n);
+    else
+        remember(&transaction_claims, &transaction_claim_count, &transaction_claim_capacity,
+                 TopTransactionContext, name, slot, n);
+    if (take_slot_holder(name, slot, session) == SlotLock::kTaken) return true;
+    forget_last(claims_of(kind), count_of(kind));
+    return false;
+}
+
+void abandon_lock_claim(ClaimKind kind, const text *name, int32 slot) {
+    release_slot_holder(name, slot, kind == ClaimKind::kSession);
+    forget_last(claims_of(kind), count_of(kind));
+}
+
+void finish_lock_claim(ClaimKind kind, const text *name) {
+    take_name_holders(name, kind == ClaimKind::kSession);
+    registry_note_claim(registered(kind, claims_of(kind)[*count_of(kind) - 1]));
+}
+
+bool release_session_claim(const text *name, int32 slot) {
+    for (int i = 0; i < session_claim_count; ++i) {
+        if (session_claims[i].slot != slot || !same_name(session_claims[i].name, name)) continue;
+        const bool held =
+            session_lock_held(session_claims[i]);  // else unlocked behind pgsem's back
+        if (held) release_session_locks(name, slot);
+        wake_first_waiter(name);
+        forget_session_claim(i);
+        return held;
+    }
+    return false;
+}
+
+// PREPARE TRANSACTION with transaction claims is refused: a prepared transaction may stay for
+// days, its locks kept by no backend, and whoever ends it (COMMIT PREPARED) does not know to wake
+// the semaphore's waiters. So is a PREPARE of a transaction that took a session claim: the claim
+// is this session's lock, which the prepared transaction does not carry, so a ROLLBACK PREPARED
+// could not take it back. Lease claims, which are rows, are fine in prepared transactions.
+void held_claims_before_prepare() {
+    for (int i = 0; i < session_claim_count; ++i) {
+        const HeldSlot &held = session_claims[i];
+        if (held.taken_in != InvalidSubTransactionId)
+            ereport(ERROR,
+                    (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                     errmsg("cannot PREPARE a transaction that took a session claim of semaphore "
+                            "\"%s\"",
+                            text_to_cstring(held.name)),
+                     errdetail("A session claim belongs to the session, which a prepared "
+                               "transaction leaves behind: a ROLLBACK PREPARED could not take it "
+                               "back."),
+                     errhint("Take the session claim before or after the transaction, or a lease "
+                             "(sem_claim) in it.")));
+    }
+    for (int i = 0; i < transaction_claim_count; ++i) {
+        const HeldSlot &held = transaction_claims[i];
+        if (slot_holder_held_by_me(held.name, held.slot))
+            ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                            errmsg("cannot PREPARE a transaction that holds a transaction claim "
+                                   "of semaphore \"%s\"",
+                                   text_to_cstring(held.name)),
+                            errhint("Take a lease (sem_claim) in a transaction to be prepared.")));
+    }
+}
+
+void held_claims_at_end(bool committed) {
+    if (committed) {
+        for (int i = 0; i < session_claim_count; ++i)
+            session_claims[i].taken_in = InvalidSubTransactionId;
+    } else {
+        release_unconfirmed_session_claims(InvalidSubTransactionId);
+    }
+    if (session_claim_count > 0) forget_released_session_claims();
+    forget_transaction_claims();
+}
+
+void held_claims_at_subtransaction_end(bool committed, SubTransactionId mine,
+                                       SubTransactionId parent) {
+    if (!committed) {
+        release_unconfirmed_session_claims(mine);
+        return;
+    }
+    for (int i = 0; i < session_claim_count; ++i)
+        if (session_claims[i].taken_in == mine) session_claims[i].taken_in = parent;
+}
+
+void held_claims_at_parallel_end() {
+    forget_transaction_claims();
+}
+
+// The session claims go before the backend's locks do, so that their first waiters can be woken,
+// which releasing them at the very end of the backend's life (as Postgres does) would not allow.
+void held_claims_at_exit() {
+    for (int i = 0; i < session_claim_count; ++i) {
+        const HeldSlot &held = session_claims[i];
+        release_session_locks(held.name, held.slot);
+        wake_first_waiter(held.name);
+    }
+    session_claim_count = 0;
+}
+
+}  // namespace pgsem

@@ -1,0 +1,38 @@
+// Transaction and session claims: a slot held by a lock-manager lock instead of a row, so that
+// taking one writes nothing to disk and costs about what an advisory lock costs. This module
+// keeps the books of the ones this backend holds.
+//
+// A slot so held is a slot-holder lock (store/locks.hpp), for the transaction (freed at commit,
+// rollback, or the rollback of the savepoint it was taken in) or for the session (freed by
+// sem_release_session or when the session ends, whatever the way: a SIGKILL of the backend resets
+// every lock of the server), beside the holders-of-a-name lock in share mode. A session claim is
+// taken with its transaction: if that rolls back -- the claim's own statement cancelled after the
+// grant, a later error, a ROLLBACK TO a savepoint before it -- the claim goes with it, so that no
+// client holds a slot whose number it never saw. Once its transaction has committed it stays.
+#pragma once
+
+#include "pg/base/claim_types.hpp"
+
+namespace pgsem {
+
+// Takes `slot` for a transaction or session claim of this backend, in two steps under the slot
+// mutex. begin_lock_claim takes the slot-holder lock, or answers false when a transaction or
+// session holds the slot already (this backend included) -- the cheap thing to find out first.
+// Then the caller reads the slot's rows: if a lease holds the slot, abandon_lock_claim gives the
+// lock back; else finish_lock_claim records the claim. An error in between takes it back too.
+bool begin_lock_claim(ClaimKind kind, const text *name, int32 slot, int32 n);
+void abandon_lock_claim(ClaimKind kind, const text *name, int32 slot);
+void finish_lock_claim(ClaimKind kind, const text *name);
+
+// Releases a session claim of this backend; false when it holds none of that slot.
+bool release_session_claim(const text *name, int32 slot);
+
+// For the transaction-event dispatcher (xact_events.cpp).
+void held_claims_before_prepare();        // refuses to PREPARE what it cannot carry
+void held_claims_at_end(bool committed);  // commit or PREPARE; or abort
+void held_claims_at_subtransaction_end(bool committed, SubTransactionId mine,
+                                       SubTransactionId parent);
+void held_claims_at_parallel_end();
+void held_claims_at_exit();  // the session ends: its session claims go, waking their waiters
+
+}  // namespace pgsem

@@ -1,0 +1,19 @@
+// First waiters to wake when this transaction ends, commit or rollback: the semaphores of every
+// lease row it wrote or locked (a claim, a release, a renewal, a fence, a recorded timeout, a
+// pruned abandoned claim) and of its transaction claims. Until it ends, other claimers see those
+// rows in flight and count their slots as held; at its end a slot may be free, or a lease may
+// have the expiry a first waiter's timer must wait for.
+#pragma once
+
+#include "pg/base/postgres_api.hpp"
+
+namespace pgsem {
+
+void wake_first_waiter_at_end(const text *name);
+
+// For the transaction-event dispatcher (xact_events.cpp): once the transaction's or a
+// subtransaction's locks are gone (RESOURCE_RELEASE_AFTER_LOCKS; at XACT_EVENT_COMMIT they are
+// still held, and a waiter woken then would find the slot taken).
+void fire_pending_wakes(bool is_commit, bool is_top_level);
+
+}  // namespace pgsem

@@ -1,0 +1,126 @@
+#include "pg/base/postgres_api.hpp"
+#include "pg/xact/statement_depth.hpp"
+
+namespace pgsem {
+
+namespace {
+
+// Queries being executed, one inside another: the top-level statement's is 1; a query run by an
+// SQL function, a trigger or a cursor inside it makes 2.
+int executor_depth = 0;
+// Procedural code running: DO blocks, CALL, and calls of functions in procedural languages
+// (PL/pgSQL and the like), whose expressions PL/pgSQL may evaluate without a query of its own.
+int procedural_depth = 0;
+
+ExecutorRun_hook_type previous_run = nullptr;
+ExecutorFinish_hook_type previous_finish = nullptr;
+ProcessUtility_hook_type previous_utility = nullptr;
+needs_fmgr_hook_type previous_needs_fmgr = nullptr;
+fmgr_hook_type previous_fmgr = nullptr;
+
+void depth_run(QueryDesc *query, ScanDirection direction, uint64 count, bool execute_once) {
+    ++executor_depth;
+    PG_TRY();
+    {
+        if (previous_run != nullptr)
+            previous_run(query, direction, count, execute_once);
+        else
+            standard_ExecutorRun(query, direction, count, execute_once);
+    }
+    PG_FINALLY();
+    { --executor_depth; }
+    PG_END_TRY();
+}
+
+// AFTER triggers run from ExecutorFinish: queries they run are nested too.
+void depth_finish(QueryDesc *query) {
+    ++executor_depth;
+    PG_TRY();
+    {
+        if (previous_finish != nullptr)
+            previous_finish(query);
+        else
+            standard_ExecutorFinish(query);
+    }
+    PG_FINALLY();
+    { --executor_depth; }
+    PG_END_TRY();
+}
+
+// DO and CALL run procedural code. Other utility statements that run a query -- EXECUTE of a
+// prepared statement, EXPLAIN ANALYZE, CREATE TABLE AS, COPY (query) -- run it as the statement
+// itself, and do not count.
+void depth_utility(PlannedStmt *statement, const char *query_string, bool read_only_tree,
+                   ProcessUtilityContext context, ParamListInfo params, QueryEnvironment *query_env,
+                   DestReceiver *dest, QueryCompletion *completion) {
+    const bool procedural =
+        IsA(statement->utilityStmt, DoStmt) || IsA(statement->utilityStmt, CallStmt);
+    if (procedural) ++procedural_depth;
+    PG_TRY();
+    {
+        if (previous_utility != nullptr)
+            previous_utility(statement, query_string, read_only_tree, context, params, query_env,
+                             dest, completion);
+        else
+            standard_ProcessUtility(statement, query_string, read_only_tree, context, params,
+                                    query_env, dest, completion);
+    }
+    PG_FINALLY();
+    {
+        if (procedural) --procedural_depth;
+    }
+    PG_END_TRY();
+}
+
+// Functions in procedural languages get the fmgr hook around their calls. Built-in, C and SQL
+// functions do not: built-ins never ask, C functions run no statements of their own, and SQL
+// functions that are not inlined run theirs through the executor -- saying "no" for them keeps
+// SQL-function inlining, which the planner skips for any function that needs the hook.
+bool needs_depth_hook(Oid function) {
+    if (previous_needs_fmgr != nullptr && previous_needs_fmgr(function)) return true;
+    if (function < FirstNormalObjectId) return false;
+    const HeapTuple tuple = SearchSysCache1(PROCOID, ObjectIdGetDatum(function));
+    if (!HeapTupleIsValid(tuple)) return false;
+    const Oid language = reinterpret_cast<Form_pg_proc>(GETSTRUCT(tuple))->prolang;
+    ReleaseSysCache(tuple);
+    return language != ClanguageId && language != INTERNALlanguageId && language != SQLlanguageId;
+}
+
+void depth_fmgr(FmgrHookEventType event, FmgrInfo *flinfo, Datum *private_data) {
+    if (event == FHET_START)
+        ++procedural_depth;
+    else if (procedural_depth > 0)
+        --procedural_depth;  // FHET_END, or FHET_ABORT on the way out of an error
+    if (previous_fmgr != nullptr) previous_fmgr(event, flinfo, private_data);
+}
+
+}  // namespace
+
+void install_statement_depth_hooks() {
+    previous_run = ExecutorRun_hook;
+    ExecutorRun_hook = depth_run;
+    previous_finish = ExecutorFinish_hook;
+    ExecutorFinish_hook = depth_finish;
+    previous_utility = ProcessUtility_hook;
+    ProcessUtility_hook = depth_utility;
+    previous_needs_fmgr = needs_fmgr_hook;
+    needs_fmgr_hook = needs_depth_hook;
+    previous_fmgr = fmgr_hook;
+    fmgr_hook = depth_fmgr;
+}
+
+bool transaction_ends_with_statement() {
+    return !IsTransactionBlock() && executor_depth <= 1 && procedural_depth == 0;
+}
+
+void warn_if_statement_scoped(const char *what, const char *hint) {
+    if (!transaction_ends_with_statement()) return;
+    ereport(WARNING,
+            (errcode(ERRCODE_NO_ACTIVE_SQL_TRANSACTION),
+             errmsg("%s outside a transaction block protects nothing", what),
+             errdetail("It ends with this statement's transaction, before any later statement "
+                       "runs."),
+             errhint("%s", hint)));
+}
+
+}  // namespace pgsem
