@@ -8,6 +8,12 @@ namespace pgsem {
 
 // A lease is a row of pgsem.claims with an expiry and an id; a transaction or session claim is a
 // lock in the lock manager, held until its transaction or session ends (or it is released).
+// Names compare bytewise (they are COLLATE "C" in the table).
+inline bool same_text(const text *a, const text *b) {
+    return VARSIZE_ANY_EXHDR(a) == VARSIZE_ANY_EXHDR(b) &&
+           memcmp(VARDATA_ANY(a), VARDATA_ANY(b), VARSIZE_ANY_EXHDR(a)) == 0;
+}
+
 enum class ClaimKind : unsigned char { kLease, kTransaction, kSession };
 
 struct SlotRequest {

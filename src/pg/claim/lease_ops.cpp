@@ -15,17 +15,8 @@ namespace pgsem {
 
 namespace {
 
-// A claim row read while another transaction changes it may need a second look; past this many,
-// something is looping and an error is better than a spin.
-constexpr int kMaxRetries = 100;
-
-core::ClaimRowState state_of(const ClaimRow &row) {
-    return core::ClaimRowState{row.ended, row.expires_at, row.insert_in_progress,
-                               row.change_in_progress};
-}
-
 core::ClaimStatus status(const ClaimRow &row, TimestampTz now) {
-    const core::ClaimRowState state = state_of(row);
+    const core::ClaimRowState state = claim_state(row);
     return PGSEM_NOTHROW(core::status_of(state, now));
 }
 
@@ -112,7 +103,7 @@ ActResult act_on_claim(const char *function, int64 id, Act act, bool has_lease, 
     claims_open(&table, RowExclusiveLock);
     ActResult out{false, false, core::ClaimStatus::kEnded, {}};
     for (int attempt = 0;; ++attempt) {
-        if (attempt == kMaxRetries)
+        if (attempt == kMaxRowRetries)
             ereport(ERROR,
                     (errcode(ERRCODE_INTERNAL_ERROR),
                      errmsg("%s: claim %lld kept changing", function, static_cast<long long>(id))));

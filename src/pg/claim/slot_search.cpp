@@ -13,15 +13,11 @@ static_assert(std::is_trivially_destructible_v<core::ProbeSequence>);
 
 namespace {
 
-// A claim row read while another transaction changes it may need a second look; past this many,
-// something is looping and an error is better than a spin.
-constexpr int kMaxRetries = 100;
 // One slot holds at most one committed live row; a few more versions can be in flight.
 constexpr int kMaxRowsPerSlot = 8;
 
 core::Occupancy occupancy(const ClaimRow &row, TimestampTz now) {
-    const core::ClaimRowState state{row.ended, row.expires_at, row.insert_in_progress,
-                                    row.change_in_progress};
+    const core::ClaimRowState state = claim_state(row);
     return PGSEM_NOTHROW(core::classify(state, now));
 }
 
@@ -132,7 +128,7 @@ int32 lowest_free_slot(ClaimsTable *table, const SlotRequest &request, int32 fir
 
 bool slot_rows_free(ClaimsTable *table, const SlotRequest &request, int32 slot, bool reap_expired,
                     SlotGrant *grant) {
-    for (int attempt = 0; attempt < kMaxRetries; ++attempt) {
+    for (int attempt = 0; attempt < kMaxRowRetries; ++attempt) {
         const TimestampTz now = GetCurrentTimestamp();
         SlotView view;
         read_slot(table, request, slot, now, &view, grant);

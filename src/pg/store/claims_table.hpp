@@ -8,6 +8,7 @@
 // LockedClaim (below), which only claims_lock makes.
 #pragma once
 
+#include "core/slot_choice.hpp"
 #include "pg/base/postgres_api.hpp"
 
 namespace pgsem {
@@ -37,6 +38,16 @@ struct ClaimRow {
                               // claims_find sees that change keep the claim unended (a renewal),
                               // expires_at is the later of the two versions' expiries
 };
+
+// What a row is to src/core/slot_choice.hpp, which decides what it means.
+inline core::ClaimRowState claim_state(const ClaimRow &row) {
+    return core::ClaimRowState{row.ended, row.expires_at, row.insert_in_progress,
+                               row.change_in_progress};
+}
+
+// A claim row read while another transaction changes it may need a second look; past this many,
+// something is looping and an error is better than a spin.
+constexpr int kMaxRowRetries = 100;
 
 struct NewClaim {
     int64 id;

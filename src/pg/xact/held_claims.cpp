@@ -66,11 +66,6 @@ void relist_claims() {
         registry_list_claim(registered(ClaimKind::kTransaction, transaction_claims[i]));
 }
 
-bool same_name(const text *a, const text *b) {
-    return VARSIZE_ANY_EXHDR(a) == VARSIZE_ANY_EXHDR(b) &&
-           memcmp(VARDATA_ANY(a), VARDATA_ANY(b), VARSIZE_ANY_EXHDR(a)) == 0;
-}
-
 // A session claim's locks: both, or the first alone when taking the second failed.
 void release_session_locks(const text *name, int32 slot) {
     release_slot_holder(name, slot, true);
@@ -161,7 +156,7 @@ void finish_lock_claim(ClaimKind kind, const text *name) {
 
 bool release_session_claim(const text *name, int32 slot) {
     for (int i = 0; i < session_claim_count; ++i) {
-        if (session_claims[i].slot != slot || !same_name(session_claims[i].name, name)) continue;
+        if (session_claims[i].slot != slot || !same_text(session_claims[i].name, name)) continue;
         const bool held =
             session_lock_held(session_claims[i]);  // else unlocked behind pgsem's back
         if (held) release_session_locks(name, slot);

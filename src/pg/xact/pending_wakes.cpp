@@ -1,4 +1,5 @@
 #include "pg/base/boundary.hpp"
+#include "pg/base/claim_types.hpp"
 #include "pg/store/locks.hpp"
 #include "pg/xact/pending_wakes.hpp"
 
@@ -12,11 +13,6 @@ text *pending[kMaxPendingWakes];
 int pending_count = 0;
 bool pending_overflow = false;  // more names than that: wake every first waiter instead
 
-bool same_name(const text *a, const text *b) {
-    return VARSIZE_ANY_EXHDR(a) == VARSIZE_ANY_EXHDR(b) &&
-           memcmp(VARDATA_ANY(a), VARDATA_ANY(b), VARSIZE_ANY_EXHDR(a)) == 0;
-}
-
 void forget_pending() {
     for (int i = 0; i < pending_count; ++i) pfree(pending[i]);
     pending_count = 0;
@@ -27,7 +23,7 @@ void forget_pending() {
 
 void wake_first_waiter_at_end(const text *name) {
     for (int i = 0; i < pending_count; ++i)
-        if (same_name(pending[i], name)) return;
+        if (same_text(pending[i], name)) return;
     if (pending_count == kMaxPendingWakes) {
         pending_overflow = true;
         return;
