@@ -164,7 +164,7 @@ SELECT ok(to_regprocedure('public.sem_claim(text,integer,interval)') IS NULL,
           'the three-argument sem_claim of 1.0 is gone: no call is ambiguous');
 
 -- 6. Internal functions live in schema pgsem, which PUBLIC cannot use: the views reach
---    live_claims(), the trigger on pgsem.claims calls skip_replicated_change().
+--    unended_claims(), the trigger on pgsem.claims calls skip_replicated_change().
 SELECT results_eq(
     $$SELECT p.oid::regprocedure::text, p.provolatile::text, p.proparallel::text,
              l.lanname = 'c' AS in_c
@@ -174,12 +174,12 @@ SELECT results_eq(
         JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'pgsem'
        WHERE p.pronamespace = 'pgsem'::regnamespace
        ORDER BY 1$$,
-    $$VALUES ('pgsem.live_claims()', 'v', 'r', true), ('pgsem.lock_claims()', 'v', 'r', true),
+    $$VALUES ('pgsem.lock_claims()', 'v', 'r', true),
              ('pgsem.skip_replicated_change()', 'v', 'u', true),
-             ('pgsem.waiters()', 'v', 'r', true)$$,
+             ('pgsem.unended_claims()', 'v', 'r', true), ('pgsem.waiters()', 'v', 'r', true)$$,
     'the internal functions, in schema pgsem');
-SELECT is(pg_get_function_result('pgsem.live_claims()'::regprocedure),
-          'SETOF record', 'pgsem.live_claims() returns a set of records');
+SELECT is(pg_get_function_result('pgsem.unended_claims()'::regprocedure),
+          'SETOF record', 'pgsem.unended_claims() returns a set of records');
 
 -- 7. Every function is documented.
 SELECT is((SELECT count(*) FROM api_proc

@@ -203,8 +203,8 @@ SELECT throws_ok($$SELECT nextval('pgsem.claim_id')$$, '42501', NULL,
                  'an ordinary role cannot draw ids from pgsem.claim_id');
 SELECT throws_ok($$CREATE TABLE pgsem.mine (x int)$$, '42501', NULL,
                  'an ordinary role cannot create objects in schema pgsem');
-SELECT throws_ok($$SELECT * FROM pgsem.live_claims()$$, '42501', NULL,
-                 'an ordinary role cannot call pgsem.live_claims() but through the views');
+SELECT throws_ok($$SELECT * FROM pgsem.unended_claims()$$, '42501', NULL,
+                 'an ordinary role cannot call pgsem.unended_claims() but through the views');
 RESET ROLE;
 
 ------------------------------------------------------------------------------------------------

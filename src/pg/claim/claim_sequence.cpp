@@ -66,16 +66,20 @@ bool hold_slot(ClaimsTable *table, const SlotRequest &request, int32 slot, SlotG
 
 // One look for a free slot, taking it if there is one, with pgsem.claims open for the look alone:
 // unless the look wrote (a lease inserted, an expired one recorded as timed out), the table lock
-// goes with it, so that nobody sleeps holding it (claims_close_unlocking).
-SlotGrant look_for_slot(const SlotRequest &request) {
+// goes with it, so that nobody sleeps holding it (claims_close_unlocking). `first_waiter`: the
+// look of the first in line, which must not wait in the lock manager once it has read a slot: a
+// release of that slot would set its latch while it waits, the lock manager's sleep would reset
+// it, and the first waiter would then sleep through the release.
+SlotGrant look_for_slot(const SlotRequest &request, bool first_waiter) {
     ClaimsTable table;
     claims_open(&table, request.kind == ClaimKind::kLease ? RowExclusiveLock : AccessShareLock);
     SlotGrant grant{false, -1, 0, 0};
     SlotCandidates candidates;
     candidates_begin(&candidates, &table, request, &grant);
     // A transaction or session claimer skips a slot whose mutex another claimer holds
-    // (slot_search.hpp, 2.); a lease claimer waits for it.
-    const bool wait_for_mutex = request.kind == ClaimKind::kLease;
+    // (slot_search.hpp, 2.); a lease claimer waits for it, but for the first waiter (the only
+    // other taker of a mutex then is a renewal, of a lease that holds the slot).
+    const bool wait_for_mutex = request.kind == ClaimKind::kLease && !first_waiter;
     int32 slot = -1;
     while (!grant.granted && candidates_next(&candidates, &slot)) {
         if (!lock_slot_mutex(request.name, slot, wait_for_mutex)) continue;
@@ -95,7 +99,7 @@ SlotGrant wait_for_slot(const SlotRequest &request, TimestampTz start, Timestamp
     if (!line_join(&line, request, start, deadline)) return grant;
     for (;;) {
         line_begin_look(&line);
-        grant = look_for_slot(request);
+        grant = look_for_slot(request, true);
         line_end_look(&line);
         if (grant.granted || !line_sleep(&line, grant.next_expiry)) break;
     }
@@ -129,13 +133,13 @@ SlotGrant claim(const char *function, const SlotRequest &request, int64 wait) {
     admit(function, request);
     SlotGrant grant{false, -1, 0, 0};
     if (hold_line_if_empty(request.name)) {
-        grant = look_for_slot(request);
+        grant = look_for_slot(request, false);
         // A look reads the slots one after another, not all at one instant: a holder can give
         // slot 0 back after the look saw it held and take slot 1 before the look gets there (a
         // claimer's slot mutex even sends it there), and a look that then answers NULL does so
         // while a slot is free. A caller that does not wait looks once more before it answers
         // NULL (one that waits is woken by such a release anyway).
-        if (!grant.granted && wait == 0) grant = look_for_slot(request);
+        if (!grant.granted && wait == 0) grant = look_for_slot(request, false);
         let_go_of_line(request.name);
     } else if (wait == 0) {
         return grant;  // others wait: no passing them

@@ -23,6 +23,12 @@ enum LiveClaimColumn : int {
     kXid,
     kTransactionPid,
     kTransactionStarted,
+    kColumnCount1_1,  // pgsem.live_claims() of 1.1 stops here; 1.2's live_claims_1_2() goes on:
+    // An open or prepared transaction that locks or changes this committed claim (a fence, a
+    // release or renewal in flight): past its lease, the claim holds its slot until that ends.
+    kLockerXid = kColumnCount1_1,
+    kLockerPid,
+    kLockerStarted,
     kColumnCount
 };
 
@@ -44,6 +50,30 @@ bool transaction_start_of(int pid, TimestampTz *started) {
 bool is_new_claim(ClaimsTable *table, const ClaimRow &row) {
     ClaimRow preferred;
     return claims_find(table, row.id, &preferred) && preferred.insert_in_progress;
+}
+
+// The transaction running in backend `pid` (0: a prepared one, or none): its pid and start.
+void put_transaction(int pid, int pid_column, int started_column, Datum *values, bool *nulls) {
+    if (pid == 0) return;
+    values[pid_column] = Int32GetDatum(pid);
+    nulls[pid_column] = false;
+    TimestampTz started = 0;
+    if (transaction_start_of(pid, &started)) {
+        values[started_column] = TimestampTzGetDatum(started);
+        nulls[started_column] = false;
+    }
+}
+
+// For 1.2's columns: the first open transaction that locks the committed row the scan is on.
+void put_locker(const ClaimScan &scan, const ClaimRow &row, Datum *values, bool *nulls) {
+    nulls[kLockerXid] = nulls[kLockerPid] = nulls[kLockerStarted] = true;
+    TransactionId locker = InvalidTransactionId;
+    if (row.insert_in_progress || claim_scan_row_lockers(&scan, &locker, 1) == 0) return;
+    values[kLockerXid] = TransactionIdGetDatum(locker);
+    nulls[kLockerXid] = false;
+    put_transaction(
+        TransactionIdIsCurrentTransactionId(locker) ? MyProcPid : BackendXidGetPid(locker),
+        kLockerPid, kLockerStarted, values, nulls);
 }
 
 void put_row(Tuplestorestate *store, TupleDesc desc, const ClaimScan &scan, const ClaimRow &row) {
@@ -69,17 +99,9 @@ void put_row(Tuplestorestate *store, TupleDesc desc, const ClaimScan &scan, cons
         const TransactionId top = SubTransGetTopmostTransaction(row.inserter);
         values[kXid] = TransactionIdGetDatum(top);
         nulls[kXid] = false;
-        const int pid = BackendXidGetPid(top);  // 0 for a prepared transaction
-        TimestampTz started = 0;
-        if (pid != 0) {
-            values[kTransactionPid] = Int32GetDatum(pid);
-            nulls[kTransactionPid] = false;
-            if (transaction_start_of(pid, &started)) {
-                values[kTransactionStarted] = TimestampTzGetDatum(started);
-                nulls[kTransactionStarted] = false;
-            }
-        }
+        put_transaction(BackendXidGetPid(top), kTransactionPid, kTransactionStarted, values, nulls);
     }
+    if (desc->natts == kColumnCount) put_locker(scan, row, values, nulls);
     tuplestore_putvalues(store, desc, values, nulls);
 }
 
@@ -103,7 +125,7 @@ const char *kind_name(ClaimKind kind) {
 }  // namespace
 
 void live_claim_rows(Tuplestorestate *store, TupleDesc desc) {
-    require_columns(desc, kColumnCount, "pgsem.live_claims()");
+    if (desc->natts != kColumnCount1_1) require_columns(desc, kColumnCount, "pgsem.live_claims()");
     ClaimsTable table;
     claims_open(&table, AccessShareLock);
     ClaimScan scan;

@@ -10,9 +10,11 @@
 namespace pgsem {
 
 // Puts every unended claim -- committed or not -- into `store`, one row per claim, in the shape
-// of pgsem.live_claims() (pgsem--1.0--1.1.sql): the claim's columns, whether it is committed,
+// of pgsem.unended_claims() (pgsem--1.1--1.2.sql): the claim's columns, whether it is committed,
 // and for one that is not, its transaction's top-level xid, the pid running it (NULL when it is
-// prepared) and when that transaction started.
+// prepared) and when that transaction started; for a committed one, the same of a transaction
+// that locks or changes it (a fence, a release or renewal in flight). The 14 columns of 1.1's
+// pgsem.live_claims() are served too, for 1.1 objects on this library.
 void live_claim_rows(Tuplestorestate *store, TupleDesc desc);
 
 // Every transaction and session claim of this database, one row per slot-holder lock, in the

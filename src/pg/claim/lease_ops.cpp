@@ -68,11 +68,6 @@ void record_timeout(ClaimsTable *table, const ClaimRow &row, Act act) {
 
 void apply(ClaimsTable *table, Act act, const LockedClaim &locked, TimestampTz now, bool has_lease,
            int64 new_lease) {
-    // Whatever the act, the row is locked until this transaction ends, and claimers count its
-    // slot as held until then even past its lease: the first waiter must look again at the end
-    // (a release frees the slot, a renewal sets the expiry its timer waits for, a fence of a lease
-    // that ran out meanwhile lets go of the slot).
-    wake_first_waiter_at_end(locked_claim_name(locked));
     switch (act) {
         case Act::kRelease:
             claims_end(table, locked, now, Outcome::kReleased);
@@ -128,6 +123,12 @@ ActResult act_on_claim(const char *function, int64 id, Act act, bool has_lease, 
             out.status = core::ClaimStatus::kUncommitted;
             break;
         }
+        // Whatever comes of the act, the row is locked until this transaction ends, and claimers
+        // count its slot as held until then even past its lease: the first waiter must look again
+        // at the end (a release frees the slot, a renewal sets the expiry its timer waits for, a
+        // fence -- also one that fails below, its lease having run out while it waited for the
+        // row -- lets go of it).
+        wake_first_waiter_at_end(locked_claim_name(locked));
         const TimestampTz now = GetCurrentTimestamp();
         out.row = locked.row;
         out.status = status(locked.row, now);

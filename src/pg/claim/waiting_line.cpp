@@ -159,6 +159,10 @@ bool line_sleep(LineWait *wait, TimestampTz next_expiry) {
         wait->deadlock_suspected = stuck;
         wait->next_deadlock_check =
             now + wait->deadlock_interval * (stuck ? 1 : kDeadlockRecheckFactor);
+        // The check read the table, and may have waited for its lock (behind a VACUUM FULL):
+        // the lock manager's sleep resets the latch, so a release meanwhile woke nobody. Look
+        // again instead of sleeping.
+        return true;
     }
     TimestampTz wake_at = Min(wait->deadline, wait->next_deadlock_check);
     if (first_waiter_recheck_ms > 0)

@@ -1,5 +1,6 @@
-// SQL glue for the set-returning functions behind the views (pgsem.live_claims(),
-// pgsem.lock_claims(), pgsem.waiters()): the rows come from claim_views.cpp.
+// SQL glue for the set-returning functions behind the views (pgsem.unended_claims() -- and
+// pgsem.live_claims() of 1.1 --, pgsem.lock_claims(), pgsem.waiters()): the rows come from
+// claim_views.cpp.
 #include "pg/base/boundary.hpp"
 #include "pg/claim/claim_views.hpp"
 
