@@ -16,6 +16,8 @@
 #     earlier) and the slot's holder queues behind the VACUUM FULL, the cycle is real: the
 #     waiter's deadlock check sees the lock manager's queue and breaks it (40P01) instead of
 #     waiting it out.
+# (c) A waiter that looks for a slot and checks for deadlocks again and again: its memory stays
+#     flat, whatever the number of looks and checks (each runs in a context emptied after it).
 use strict;
 use warnings;
 
@@ -179,6 +181,31 @@ for my $case ('renewal', 'release', 'reaping claim')
 	like(finish($dba), qr/^1$/, '(b) and VACUUM FULL finishes');
 	$holder->quit;
 	$dba->quit;
+	$waiter->quit;
+}
+
+# ---- (c) a first waiter that looks again and again ---------------------------------------------
+# Each look for a slot, and each deadlock check, runs in a memory context emptied before the next,
+# so the waiter's memory does not grow with their number. Behind a lease held for an hour, with
+# pgsem.first_waiter_recheck = 1ms and deadlock_timeout = 10ms, it looks some thousands of times
+# and checks for deadlocks some dozens of times between the two readings; a deadlock check that
+# kept its copy of the lock table and of the leases would add hundreds of kilobytes.
+{
+	my $claim = query(q{SELECT sem_claim('looked at', 1, '1 hour')});
+	my ($waiter, $pid) = session();
+	$waiter->query_safe(q{SET pgsem.first_waiter_recheck = '1ms'; SET deadlock_timeout = '10ms'});
+	start($waiter, q{SELECT sem_claim('looked at', 1, '1 hour', '30 seconds') IS NOT NULL AS got});
+	ok($node->poll_query_until('postgres', "SELECT count(*) = 1 FROM sem_waiters WHERE pid = $pid"),
+		'(c) a waiter that looks often is first in line');
+	sleep 1;
+	my $memory0 = memory_total($pid);
+	sleep 3;
+	my $memory1 = memory_total($pid);
+	ok(defined $memory0 && defined $memory1 && $memory1 <= $memory0 + 16384,
+		"(c) its memory did not grow with its looks and checks (" . ($memory0 // 'none') . " -> "
+		  . ($memory1 // 'none') . " bytes)");
+	is(query("SELECT sem_release($claim)"), 't', '(c) the lease is released');
+	like(finish($waiter), qr/^t\n1$/, '(c) and the waiter gets the slot');
 	$waiter->quit;
 }
 
