@@ -4,7 +4,8 @@
 # server resets every lock, session claims with them). No ended wait leaves a claim or a place in
 # line, and the waiters behind move up. A terminated holder's claims wake the first waiter as
 # they end. The first waiters run without their periodic recheck (pgsem.first_waiter_recheck =
-# 0), so a path that forgets to wake one shows as a wait that runs into its timeout.
+# 0), so a path that forgets to wake one leaves its waiter to other wake-ups (a deadlock check,
+# a stray timer), not to pgsem's own recheck.
 use strict;
 use warnings;
 
