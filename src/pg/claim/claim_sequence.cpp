@@ -6,6 +6,8 @@
 #include "pg/claim/waiting_line.hpp"
 #include "pg/store/claims_table.hpp"
 #include "pg/store/locks.hpp"
+#include "pg/store/registry.hpp"
+#include "pg/store/release_epochs.hpp"
 #include "pg/xact/commit_durability.hpp"
 #include "pg/xact/held_claims.hpp"
 #include "pg/xact/history_pruning.hpp"
@@ -116,7 +118,7 @@ void after_grant(const SlotRequest &request) {
             require_durable_commit();
             // A rollback frees the slot again; a commit sets the expiry a first waiter that saw
             // the claim in flight has to wait for.
-            wake_first_waiter_at_end(request.name);
+            wake_first_waiter_at_end(request.name, FreesAt::kRollbackOnly);
             break;
         case ClaimKind::kTransaction:
             wake_first_waiter_at_end(request.name);  // the slot frees when the transaction ends
@@ -131,15 +133,24 @@ void after_grant(const SlotRequest &request) {
 SlotGrant claim(const char *function, const SlotRequest &request, int64 wait) {
     const TimestampTz start = GetCurrentTimestamp();
     admit(function, request);
+    // Shared memory this claim may need later, attached now, where a failure costs nothing but a
+    // name in the views or a second look: the registry (for the views) first, whose few bytes
+    // matter more, then the release epochs (a session claim's release counts for others' looks,
+    // and the end of the session is no place to attach).
+    (void)registry_attach();
+    (void)release_epochs_attach();
     SlotGrant grant{false, -1, 0, 0};
     if (hold_line_if_empty(request.name)) {
+        const EpochMark mark = release_epochs_mark(request.name);
         grant = look_for_slot(request, false);
         // A look reads the slots one after another, not all at one instant: a holder can give
         // slot 0 back after the look saw it held and take slot 1 before the look gets there (a
         // claimer's slot mutex even sends it there), and a look that then answers NULL does so
         // while a slot is free. A caller that does not wait looks once more before it answers
-        // NULL (one that waits is woken by such a release anyway).
-        if (!grant.granted && wait == 0) grant = look_for_slot(request, false);
+        // NULL if a release may have overlapped the look (one that waits is woken by such a
+        // release anyway).
+        if (!grant.granted && wait == 0 && release_epochs_moved(request.name, mark))
+            grant = look_for_slot(request, false);
         let_go_of_line(request.name);
     } else if (wait == 0) {
         return grant;  // others wait: no passing them

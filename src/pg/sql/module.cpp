@@ -5,6 +5,7 @@
 #include "pg/claim/waiting_line.hpp"
 #include "pg/store/claims_table.hpp"
 #include "pg/store/registry.hpp"
+#include "pg/store/release_epochs.hpp"
 #include "pg/xact/history_pruning.hpp"
 #include "pg/xact/statement_depth.hpp"
 #include "pg/xact/xact_events.hpp"
@@ -36,6 +37,7 @@ void _PG_init(void) {
         nullptr);
     MarkGUCPrefixReserved("pgsem");
     pgsem::install_registry_shmem_hooks();
+    pgsem::install_release_epochs_shmem_hooks();
     pgsem::install_statement_depth_hooks();
     pgsem::install_transaction_events();
     pgsem::install_claims_cache_invalidation();

@@ -87,10 +87,37 @@ Size segment_size(int entries) {
     return add_size(offsetof(Segment, entries), mul_size(entries, sizeof(BackendEntry)));
 }
 
-void attach() {
-    if (segment != nullptr) return;
+// Not preloaded, the control struct comes from the server's spare shared memory, which a lock
+// table that grew may have used up: then the registry is not there for this backend (the views
+// show its claims without names, as beyond kListedClaims), and claims go on. Caller holds
+// AddinShmemInitLock.
+Control *find_control_if_room() {
+    const MemoryContext caller = CurrentMemoryContext;
+    Control *volatile control = nullptr;  // set inside PG_TRY, read after it
+    PG_TRY();
+    { control = find_control(); }
+    PG_CATCH();
+    {
+        MemoryContextSwitchTo(caller);
+        FlushErrorState();
+    }
+    PG_END_TRY();
+    return control;
+}
+
+bool unavailable = false;  // find_control_if_room found no room
+
+// Whether this backend is attached to the registry, attaching it if it can.
+bool attach() {
+    if (segment != nullptr) return true;
+    if (unavailable) return false;
     LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-    Control *control = find_control();
+    Control *control = find_control_if_room();
+    if (control == nullptr) {
+        LWLockRelease(AddinShmemInitLock);
+        unavailable = true;
+        return false;
+    }
     dsm_segment *dsm = nullptr;
     if (control->registry != DSM_HANDLE_INVALID) dsm = dsm_attach(control->registry);
     if (dsm == nullptr) {
@@ -107,12 +134,13 @@ void attach() {
     dsm_pin_mapping(dsm);  // mapped for the rest of this session
     LWLockRelease(AddinShmemInitLock);
     segment = static_cast<Segment *>(dsm_segment_address(dsm));
+    return true;
 }
 
 // This backend's entry, set up on first use.
 BackendEntry *own_entry() {
     if (mine != nullptr) return mine;
-    attach();
+    if (!attach()) return nullptr;
     if (segment->magic != kMagic || MyBackendId < 1 || MyBackendId > segment->entry_count)
         return nullptr;
     BackendEntry *entry = &segment->entries[MyBackendId - 1];
@@ -209,6 +237,10 @@ bool lists(const BackendEntry &entry, ClaimKind kind, const text *name, int32 sl
 
 }  // namespace
 
+bool registry_attach() {
+    return attach();
+}
+
 void registry_leave() {
     if (mine == nullptr) return;
     BackendEntry *entry = begin_write();
@@ -244,6 +276,10 @@ void registry_list_claim(const RegisteredClaim &claim) {
 }
 
 void registry_forget_claim(ClaimKind kind, const text *name, int32 slot) {
+    // Never attaches: this runs when a claim ends, also in an abort, where the attachment's
+    // allocation must not fail (the lock table may have taken the spare shared memory), and a
+    // backend not attached has noted no claim.
+    if (mine == nullptr) return;
     BackendEntry *entry = begin_write();
     if (entry == nullptr) return;
     bool found = false;
@@ -288,7 +324,7 @@ void registry_forget_wait() {
 }
 
 bool registry_find_wait(int32 pid, uint64 key, int32 *n, text **name) {
-    attach();
+    if (!attach()) return false;
     BackendEntry *snapshot = static_cast<BackendEntry *>(palloc(sizeof(BackendEntry)));
     bool found = false;
     for (int i = 0; i < segment->entry_count && !found; ++i) {
@@ -309,7 +345,10 @@ bool registry_find_wait(int32 pid, uint64 key, int32 *n, text **name) {
 }
 
 void registry_copy(RegistryCopy *copy) {
-    attach();
+    if (!attach()) {
+        *copy = RegistryCopy{nullptr, 0, nullptr, 0, 0};
+        return;
+    }
     const int entries = segment->entry_count;
     copy->claims =
         static_cast<ListedClaim *>(palloc(sizeof(ListedClaim) * entries * kListedClaims));

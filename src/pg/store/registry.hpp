@@ -22,6 +22,12 @@ namespace pgsem {
 // Called from _PG_init: when preloading, reserves the main-segment bytes.
 void install_registry_shmem_hooks();
 
+// Attaches this backend to the registry if it is not yet, and says whether it is. Called before a
+// claim: not preloaded, the registry's few bytes of control come from the server's spare shared
+// memory, and it is better to take them while there is room (a lock table that grows takes the
+// rest) than at the end of a claim; without them the views show this backend's claims nameless.
+bool registry_attach();
+
 // The session ends: its entry is cleared.
 void registry_leave();
 

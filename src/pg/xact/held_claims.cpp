@@ -2,6 +2,7 @@
 #include "pg/base/boundary.hpp"
 #include "pg/store/locks.hpp"
 #include "pg/store/registry.hpp"
+#include "pg/store/release_epochs.hpp"
 #include "pg/xact/held_claims.hpp"
 #include "pg/xact/pending_wakes.hpp"
 
@@ -72,6 +73,17 @@ void release_session_locks(const text *name, int32 slot) {
     release_name_holders(name, true);
 }
 
+// Gives a session claim's slot back (if its lock is still held) and wakes the first waiter, a
+// release that claimers looking meanwhile know of (store/release_epochs.hpp).
+void end_session_claim(const text *name, int32 slot, bool held) {
+    if (held) {
+        release_epochs_begin(name);
+        release_session_locks(name, slot);
+    }
+    wake_first_waiter(name);
+    release_epochs_end(name);
+}
+
 bool session_lock_held(const HeldSlot &held) {
     return slot_holder_held_by_me(held.name, held.slot);
 }
@@ -91,7 +103,7 @@ void forget_session_claim(int index) {
 void forget_released_session_claims() {
     for (int i = session_claim_count - 1; i >= 0; --i) {
         if (session_lock_held(session_claims[i])) continue;
-        wake_first_waiter(session_claims[i].name);
+        end_session_claim(session_claims[i].name, session_claims[i].slot, false);
         forget_session_claim(i);
     }
 }
@@ -103,8 +115,7 @@ void release_unconfirmed_session_claims(SubTransactionId subtransaction) {
         const HeldSlot &held = session_claims[i];
         if (held.taken_in == InvalidSubTransactionId) continue;
         if (subtransaction != InvalidSubTransactionId && held.taken_in != subtransaction) continue;
-        if (session_lock_held(held)) release_session_locks(held.name, held.slot);
-        wake_first_waiter(held.name);
+        end_session_claim(held.name, held.slot, session_lock_held(held));
         forget_session_claim(i);
     }
 }
@@ -159,8 +170,7 @@ bool release_session_claim(const text *name, int32 slot) {
         if (session_claims[i].slot != slot || !same_text(session_claims[i].name, name)) continue;
         const bool held =
             session_lock_held(session_claims[i]);  // else unlocked behind pgsem's back
-        if (held) release_session_locks(name, slot);
-        wake_first_waiter(name);
+        end_session_claim(name, slot, held);
         forget_session_claim(i);
         return held;
     }
@@ -228,8 +238,7 @@ void held_claims_at_parallel_end() {
 void held_claims_at_exit() {
     for (int i = 0; i < session_claim_count; ++i) {
         const HeldSlot &held = session_claims[i];
-        release_session_locks(held.name, held.slot);
-        wake_first_waiter(held.name);
+        end_session_claim(held.name, held.slot, true);
     }
     session_claim_count = 0;
 }

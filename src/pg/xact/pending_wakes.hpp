@@ -9,7 +9,16 @@
 
 namespace pgsem {
 
-void wake_first_waiter_at_end(const text *name);
+// Whether the slot can free when the transaction commits, or only when it rolls back (a lease
+// claim's own row: its commit holds the slot, with the expiry a first waiter's timer waits for).
+enum class FreesAt : unsigned char { kCommitOrRollback, kRollbackOnly };
+
+void wake_first_waiter_at_end(const text *name, FreesAt frees = FreesAt::kCommitOrRollback);
+
+// For the transaction-event dispatcher: the transaction is about to end (PRE_COMMIT, or ABORT
+// when it never got there): the slots it may free that way are about to free, which claimers
+// that look meanwhile must know of (store/release_epochs.hpp).
+void begin_pending_releases(bool is_commit);
 
 // For the transaction-event dispatcher (xact_events.cpp): once the transaction's or a
 // subtransaction's locks are gone (RESOURCE_RELEASE_AFTER_LOCKS; at XACT_EVENT_COMMIT they are

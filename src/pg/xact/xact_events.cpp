@@ -1,6 +1,7 @@
 #include "core/arguments.hpp"
 #include "pg/base/postgres_api.hpp"
 #include "pg/store/registry.hpp"
+#include "pg/store/release_epochs.hpp"
 #include "pg/xact/commit_durability.hpp"
 #include "pg/xact/held_claims.hpp"
 #include "pg/xact/history_pruning.hpp"
@@ -16,6 +17,7 @@ void at_exit(int /*code*/, Datum /*arg*/) {
     // (Postgres itself would release the locks at the very end of the backend's life). Then the
     // registry entry, which the claims' ends just updated.
     held_claims_at_exit();
+    release_epochs_end_begun();
     registry_leave();
 }
 
@@ -36,6 +38,8 @@ void on_transaction(XactEvent event, void * /*arg*/) {
             // transaction wrote.
             pruning_before_commit();
             durability_before_commit();
+            // Last: from here on a lease row this transaction wrote may show as committed.
+            begin_pending_releases(true);
             break;
         case XACT_EVENT_PRE_PREPARE:
             held_claims_before_prepare();  // may refuse the PREPARE
@@ -48,6 +52,7 @@ void on_transaction(XactEvent event, void * /*arg*/) {
             pruning_at_end();
             break;
         case XACT_EVENT_ABORT:
+            begin_pending_releases(false);  // before the locks go (rows have gone already)
             held_claims_at_end(false);
             durability_at_end();
             pruning_at_end();
