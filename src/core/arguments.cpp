@@ -26,6 +26,14 @@ Problem check_n(bool is_null, std::int64_t n) noexcept {
     return Problem::kNone;
 }
 
+Problem check_permits(bool is_null, std::int64_t permits, std::int64_t n) noexcept {
+    if (is_null) return Problem::kNull;
+    if (permits <= 0) return Problem::kNotPositive;
+    if (permits > kMaxPermits) return Problem::kTooLarge;
+    if (permits > n) return Problem::kAboveN;
+    return Problem::kNone;
+}
+
 std::int64_t interval_micros(Interval interval) noexcept {
     const __int128 total = total_micros(interval);
     if (total > INT64_MAX) return INT64_MAX;

@@ -18,6 +18,12 @@ inline constexpr std::size_t kMaxNameBytes = 256;
 // Far above any real pool, low enough that slot numbers, probes and counts stay small integers.
 inline constexpr std::int64_t kMaxN = 1000000;
 
+// Permits of one claim: each is a slot taken under its own mutex, all of them held at once while
+// the claim is made (and, for a transaction or session claim, a slot-holder lock each for as long
+// as it holds), so a claim's permits take that many entries of the server's lock table. A
+// thousand is far above any weight a limiter gives one job, and well inside a default lock table.
+inline constexpr std::int64_t kMaxPermits = 1000;
+
 inline constexpr std::int64_t kMicrosPerMilli = 1000;
 inline constexpr std::int64_t kMicrosPerSecond = 1000 * kMicrosPerMilli;
 inline constexpr std::int64_t kMicrosPerDay = 86400 * kMicrosPerSecond;
@@ -39,6 +45,7 @@ enum class Problem : std::uint8_t {
     kNegative,     // wait < 0
     kTooLarge,     // n > kMaxN, lease > kMaxLeaseMicros, wait > kMaxWaitMicros
     kTooShort,     // 0 < lease < kMinLeaseMicros
+    kAboveN,       // permits > n: a claim that could never be granted
 };
 
 // An SQL interval as Postgres stores it. Months count as 30 days, as in interval comparison.
@@ -55,6 +62,8 @@ struct LeaseCheck {
 
 Problem check_name(bool is_null, std::size_t bytes) noexcept;
 Problem check_n(bool is_null, std::int64_t n) noexcept;
+// For a valid n: permits in [1, min(n, kMaxPermits)].
+Problem check_permits(bool is_null, std::int64_t permits, std::int64_t n) noexcept;
 LeaseCheck check_lease(bool is_null, Interval lease) noexcept;
 LeaseCheck check_wait(bool is_null, Interval wait) noexcept;
 

@@ -4,8 +4,8 @@
 
 namespace pgsem::core {
 
-bool deadlocked(const WaitKind *kinds, std::size_t node_count, const WaitEdge *edges,
-                std::size_t edge_count, std::size_t me) {
+bool deadlocked(const WaitKind *kinds, const std::int32_t *lacks, std::size_t node_count,
+                const WaitEdge *edges, std::size_t edge_count, std::size_t me) {
     if (me >= node_count) return false;
     std::vector<std::vector<std::size_t>> blockers(node_count);
     for (std::size_t i = 0; i < edge_count; ++i) {
@@ -26,9 +26,12 @@ bool deadlocked(const WaitKind *kinds, std::size_t node_count, const WaitEdge *e
             if (kinds[i] == WaitKind::kAll) {
                 progress = true;
                 for (const std::size_t b : blockers[i]) progress = progress && !stuck[b];
-            } else {  // kAny: free when nothing holds it, or one holder can let go
-                progress = blockers[i].empty();
-                for (const std::size_t b : blockers[i]) progress = progress || !stuck[b];
+            } else {  // kAny: free when nothing holds it, or when m of its slots can free
+                const std::size_t m =
+                    lacks == nullptr || lacks[i] < 1 ? 1 : static_cast<std::size_t>(lacks[i]);
+                std::size_t can_free = 0;
+                for (const std::size_t b : blockers[i]) can_free += stuck[b] ? 0 : 1;
+                progress = blockers[i].empty() || can_free >= m;
             }
             if (progress) {
                 stuck[i] = false;

@@ -25,6 +25,20 @@ TEST(CheckN, Bounds) {
     EXPECT_EQ(check_n(false, INT32_MAX), Problem::kTooLarge);
 }
 
+TEST(CheckPermits, OneUpToNAndTheLimit) {
+    EXPECT_EQ(check_permits(true, 1, 4), Problem::kNull);
+    EXPECT_EQ(check_permits(false, 0, 4), Problem::kNotPositive);
+    EXPECT_EQ(check_permits(false, -1, 4), Problem::kNotPositive);
+    EXPECT_EQ(check_permits(false, INT32_MIN, 4), Problem::kNotPositive);
+    EXPECT_EQ(check_permits(false, 1, 1), Problem::kNone);
+    EXPECT_EQ(check_permits(false, 4, 4), Problem::kNone);
+    EXPECT_EQ(check_permits(false, 5, 4), Problem::kAboveN);
+    EXPECT_EQ(check_permits(false, kMaxPermits, kMaxN), Problem::kNone);
+    EXPECT_EQ(check_permits(false, kMaxPermits + 1, kMaxN), Problem::kTooLarge);
+    // Above both: the limit is what the caller can do nothing about, so it is named first.
+    EXPECT_EQ(check_permits(false, INT32_MAX, 4), Problem::kTooLarge);
+}
+
 TEST(CheckLease, NullZeroNegative) {
     EXPECT_EQ(check_lease(true, {0, 0, kMicrosPerSecond}).problem, Problem::kNull);
     EXPECT_EQ(check_lease(false, {0, 0, 0}).problem, Problem::kNotPositive);

@@ -61,6 +61,27 @@ TEST(Deadlock, RunningNodesAreNeverStuck) {
     EXPECT_FALSE(stuck({R, Any}, {{1, 0}}, 1));
 }
 
+bool stuck_lacking(const std::vector<WaitKind> &kinds, const std::vector<std::int32_t> &lacks,
+                   const std::vector<WaitEdge> &edges, std::size_t me) {
+    return deadlocked(kinds.data(), lacks.data(), kinds.size(), edges.data(), edges.size(), me);
+}
+
+TEST(Deadlock, AClaimOfSeveralPermitsNeedsThatManySlotsToFree) {
+    // 0 waits for 2 more slots of a semaphore whose held slots are held by 1 (running) and 2
+    // (waiting for a lock only 0 holds): only one slot can free, so 0 and 2 are stuck.
+    EXPECT_TRUE(stuck_lacking({Any, R, All}, {2, 0, 0}, {{0, 1}, {0, 2}, {2, 0}}, 0));
+    EXPECT_TRUE(stuck_lacking({Any, R, All}, {2, 0, 0}, {{0, 1}, {0, 2}, {2, 0}}, 2));
+    // Lacking one slot, the running holder is enough.
+    EXPECT_FALSE(stuck_lacking({Any, R, All}, {1, 0, 0}, {{0, 1}, {0, 2}, {2, 0}}, 0));
+    // Two slots held by the one running holder: two edges, both can free.
+    EXPECT_FALSE(stuck_lacking({Any, R, All}, {2, 0, 0}, {{0, 1}, {0, 1}, {0, 2}, {2, 0}}, 0));
+}
+
+TEST(Deadlock, BelowOneCountsAsOne) {
+    EXPECT_FALSE(stuck_lacking({Any, R}, {0, 0}, {{0, 1}}, 0));
+    EXPECT_TRUE(stuck_lacking({Any, Any}, {-3, 0}, {{0, 1}, {1, 0}}, 0));
+}
+
 TEST(Deadlock, OutOfRangeIsNotStuck) {
     EXPECT_FALSE(stuck({Any}, {{0, 5}, {-1, 0}}, 3));
     // Edges naming unknown nodes are ignored: node 0 has no (known) holder.
