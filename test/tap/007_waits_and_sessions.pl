@@ -13,6 +13,10 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
+use FindBin;
+use lib $FindBin::Bin;
+use PgsemSessions;
+
 my $node = PostgreSQL::Test::Cluster->new('waits');
 $node->init(extra => [ '--encoding=UTF8', '--locale=C' ]);
 $node->append_conf('postgresql.conf', "restart_after_crash = on\npgsem.first_waiter_recheck = 0\n");
@@ -27,23 +31,6 @@ sub poll
 	ok($node->poll_query_until('postgres', $sql), $what);
 }
 
-# A background session and its backend's pid.
-sub session
-{
-	my $s = $node->background_psql('postgres', on_error_stop => 0);
-	return ($s, $s->query_safe('SELECT pg_backend_pid()'));
-}
-
-# Sends a statement and returns while it runs.
-sub start
-{
-	my ($s, $sql) = @_;
-	$s->query_until(qr/started/, "\\echo started\n$sql;\n");
-}
-
-# The output of what start() sent, once it has finished.
-sub finish { my $s = shift; return scalar $s->query('SELECT 1 AS done') }
-
 # Kills the psql client of a session: its backend sees the connection close.
 sub vanish { my $s = shift; $s->{run}->signal('KILL'); eval { $s->{run}->finish }; return }
 
@@ -54,9 +41,9 @@ sub waiters { return query(q{SELECT string_agg(pid || ':' || position, ',' ORDER
 # ---- (a) pg_terminate_backend of the first waiter, then of one behind ------------------------
 {
 	my $holder = query(q{SELECT sem_claim('t', 1, '1 hour')});
-	my ($w1, $p1) = session();
-	my ($w2, $p2) = session();
-	my ($w3, $p3) = session();
+	my ($w1, $p1) = session($node);
+	my ($w2, $p2) = session($node);
+	my ($w3, $p3) = session($node);
 	start($w1, q{SELECT sem_claim('t', 1, '1 hour', '1 minute') AS w1});
 	poll(q{SELECT count(*) = 1 FROM sem_waiters}, '(a) w1 is first in line');
 	start($w2, q{SELECT sem_claim('t', 1, '1 hour', '1 minute') AS w2});
@@ -86,9 +73,9 @@ sub waiters { return query(q{SELECT string_agg(pid || ':' || position, ',' ORDER
 # ---- (b) a client that vanishes while it waits: first in line, or behind ------------------------
 {
 	my $holder = query(q{SELECT sem_claim('v', 1, '1 hour')});
-	my ($w1, $p1) = session();
-	my ($w2, $p2) = session();
-	my ($w3, $p3) = session();
+	my ($w1, $p1) = session($node);
+	my ($w2, $p2) = session($node);
+	my ($w3, $p3) = session($node);
 	start($w1, q{SELECT sem_claim('v', 1, '1 hour', '1 minute') AS w1});
 	poll(q{SELECT count(*) = 1 FROM sem_waiters}, '(b) w1 is first in line');
 	start($w2, q{SELECT sem_claim('v', 1, '1 hour', '1 minute') AS w2});
@@ -118,8 +105,8 @@ sub waiters { return query(q{SELECT string_agg(pid || ':' || position, ',' ORDER
 # gone would be lost to everyone for an hour.
 {
 	my $holder = query(q{SELECT sem_claim('v2', 2, '1 hour')});
-	my ($w1, $p1) = session();
-	my ($w2, $p2) = session();
+	my ($w1, $p1) = session($node);
+	my ($w2, $p2) = session($node);
 	start($w1, q{SELECT sem_claim('v2', 1, '1 hour', '1 minute') AS w1});
 	poll(q{SELECT count(*) = 1 FROM sem_waiters WHERE name = 'v2'}, '(b2) w1 (n = 1) is first in line');
 	start($w2, q{SELECT sem_claim('v2', 2, '1 hour', '1 minute') AS w2});
@@ -137,9 +124,9 @@ sub waiters { return query(q{SELECT string_agg(pid || ':' || position, ',' ORDER
 
 # ---- (c) a session claim ends with its session: disconnect, vanished client ----------------------
 {
-	my ($s, $sp) = session();
+	my ($s, $sp) = session($node);
 	is($s->query_safe(q{SELECT sem_claim_session('sc', 1)}), '0', '(c) a session claim is taken');
-	my ($w, $wp) = session();
+	my ($w, $wp) = session($node);
 	start($w, q{SELECT sem_claim_session('sc', 1, '1 minute') AS w});
 	poll(q{SELECT count(*) = 1 FROM sem_waiters WHERE name = 'sc'}, '(c) another session waits for it');
 	vanish($s);
@@ -153,9 +140,9 @@ sub waiters { return query(q{SELECT string_agg(pid || ':' || position, ',' ORDER
 
 # ---- (c1) DISCARD ALL (a session pooler's reset query) ends a session claim -----------------------
 {
-	my ($h) = session();
+	my ($h) = session($node);
 	is($h->query_safe(q{SELECT sem_claim_session('da', 1)}), '0', '(c1) a session claim is taken');
-	my ($w) = session();
+	my ($w) = session($node);
 	start($w, q{SELECT sem_claim_session('da', 1, '1 minute') AS w});
 	poll(q{SELECT count(*) = 1 FROM sem_waiters WHERE name = 'da'}, '(c1) another session waits for it');
 	$h->query_safe('DISCARD ALL');
@@ -167,10 +154,10 @@ sub waiters { return query(q{SELECT string_agg(pid || ':' || position, ',' ORDER
 # ---- (c2) a terminated holder: its uncommitted lease and its transaction claim end ---------------
 for my $kind (q{sem_claim('te', 1, '1 hour') IS NOT NULL}, q{sem_claim_xact('te', 1) IS NOT NULL})
 {
-	my ($h, $hp) = session();
+	my ($h, $hp) = session($node);
 	$h->query_safe('BEGIN');
 	is($h->query_safe("SELECT $kind"), 't', "(c2) a holder in an open transaction: $kind");
-	my ($w, $wp) = session();
+	my ($w, $wp) = session($node);
 	start($w, q{SELECT sem_claim_xact('te', 1, '1 minute') AS w});
 	poll(q{SELECT count(*) = 1 FROM sem_waiters WHERE name = 'te'}, '(c2) a waiter waits for it');
 	query("SELECT pg_terminate_backend($hp)");
@@ -182,7 +169,7 @@ for my $kind (q{sem_claim('te', 1, '1 hour') IS NOT NULL}, q{sem_claim_xact('te'
 
 # ---- (d) a SIGKILL of a backend resets every lock: session claims are gone -----------------------
 {
-	my ($s, $sp) = session();
+	my ($s, $sp) = session($node);
 	is($s->query_safe(q{SELECT sem_claim_session('sk', 1)}), '0', '(d) a session claim is taken');
 	is(query(q{SELECT sem_claim_session('sk', 1) IS NULL}), 't', '(d) it holds the only slot');
 	my $lease = query(q{SELECT sem_claim('sk-lease', 1, '1 hour')});

@@ -24,6 +24,10 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+
+use FindBin;
+use lib $FindBin::Bin;
+use PgsemSessions;
 use Time::HiRes qw(usleep);
 
 my $node = PostgreSQL::Test::Cluster->new('idle');
@@ -33,20 +37,6 @@ $node->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION pgsem');
 
 sub query { return $node->safe_psql('postgres', shift) }
-
-sub session
-{
-	my $s = $node->background_psql('postgres', on_error_stop => 0);
-	return ($s, $s->query_safe('SELECT pg_backend_pid()'));
-}
-
-sub start
-{
-	my ($s, $sql) = @_;
-	$s->query_until(qr/started/, "\\echo started\n$sql;\n");
-}
-
-sub finish { my $s = shift; return scalar $s->query('SELECT 1 AS done') }
 
 # The errors of what start() sent, once it has finished.
 sub finish_with_errors
@@ -93,7 +83,7 @@ sub memory_total
 for my $case ('renewal', 'release', 'reaping claim')
 {
 	my $name = "idle $case";
-	my ($holder) = session();
+	my ($holder) = session($node);
 	my $claim = query("SELECT sem_claim('$name', 1, '1 second')");
 	if ($case eq 'renewal')
 	{
@@ -110,7 +100,7 @@ for my $case ('renewal', 'release', 'reaping claim')
 		usleep(1_200_000);    # the lease ran out, its holder gone; a claimer reaps it in a transaction
 		$holder->query_safe("BEGIN; SELECT sem_claim('$name', 1, '1 hour')");
 	}
-	my ($waiter, $pid) = session();
+	my ($waiter, $pid) = session($node);
 	start($waiter, "SELECT sem_claim_xact('$name', 1, '30 seconds') IS NULL AS waited");
 	ok($node->poll_query_until('postgres', "SELECT count(*) = 1 FROM sem_waiters WHERE pid = $pid"),
 		"($case) the waiter is first in line");
@@ -136,17 +126,17 @@ for my $case ('renewal', 'release', 'reaping claim')
 # ---- (b) VACUUM FULL queued behind a first waiter ----------------------------------------------
 {
 	my $claim = query(q{SELECT sem_claim('maintained', 1, '10 minutes')});
-	my ($waiter, $wpid) = session();
+	my ($waiter, $wpid) = session($node);
 	start($waiter, q{SELECT sem_claim('maintained', 1, '1 minute', '20 seconds') IS NOT NULL AS got});
 	ok($node->poll_query_until('postgres', "SELECT count(*) = 1 FROM sem_waiters WHERE pid = $wpid"),
 		'(b) a lease claimer waits first in line');
-	my ($dba, $dpid) = session();
+	my ($dba, $dpid) = session($node);
 	start($dba, 'VACUUM FULL pgsem.claims');
 	ok( $node->poll_query_until(
 			'postgres',
 			"SELECT state = 'idle' OR wait_event_type = 'Lock' FROM pg_stat_activity WHERE pid = $dpid"),
 		'(b) VACUUM FULL ran, or queued for its lock');
-	my ($releaser) = session();
+	my ($releaser) = session($node);
 	is($releaser->query_safe("SELECT sem_release($claim)"), 't', '(b) the release goes through');
 	like(finish($waiter), qr/^t\n1$/, '(b) and the waiter gets the slot, not NULL at the end of its wait');
 	like(finish($dba), qr/^1$/, '(b) VACUUM FULL finished');
@@ -160,15 +150,15 @@ for my $case ('renewal', 'release', 'reaping claim')
 # VACUUM FULL -> waiter, a cycle Postgres' detector cannot see (the waiter sleeps on its latch)
 # and which needs the lock manager's queue order to see at all.
 {
-	my ($holder) = session();
+	my ($holder) = session($node);
 	$holder->query_safe(q{BEGIN; SELECT sem_claim_xact('maintained 2', 1)});
-	my ($waiter, $wpid) = session();
+	my ($waiter, $wpid) = session($node);
 	$waiter->query_safe(q{SET deadlock_timeout = '100ms'});
 	$waiter->query_safe(q{BEGIN; SELECT sem_claim('earlier', 1, '1 minute')});
 	start($waiter, q{SELECT sem_claim_xact('maintained 2', 1, '20 seconds') IS NOT NULL AS got});
 	ok($node->poll_query_until('postgres', "SELECT count(*) = 1 FROM sem_waiters WHERE pid = $wpid"),
 		'(b) a claimer that claimed earlier in its transaction waits first in line');
-	my ($dba, $dpid) = session();
+	my ($dba, $dpid) = session($node);
 	start($dba, 'VACUUM FULL pgsem.claims');
 	ok( $node->poll_query_until(
 			'postgres', "SELECT wait_event_type = 'Lock' FROM pg_stat_activity WHERE pid = $dpid"),
@@ -192,7 +182,7 @@ for my $case ('renewal', 'release', 'reaping claim')
 # kept its copy of the lock table and of the leases would add hundreds of kilobytes.
 {
 	my $claim = query(q{SELECT sem_claim('looked at', 1, '1 hour')});
-	my ($waiter, $pid) = session();
+	my ($waiter, $pid) = session($node);
 	$waiter->query_safe(q{SET pgsem.first_waiter_recheck = '1ms'; SET deadlock_timeout = '10ms'});
 	start($waiter, q{SELECT sem_claim('looked at', 1, '1 hour', '30 seconds') IS NOT NULL AS got});
 	ok($node->poll_query_until('postgres', "SELECT count(*) = 1 FROM sem_waiters WHERE pid = $pid"),

@@ -17,6 +17,10 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
+use FindBin;
+use lib $FindBin::Bin;
+use PgsemSessions;
+
 my $node = PostgreSQL::Test::Cluster->new('syncrep');
 $node->init(allows_streaming => 1, extra => [ '--encoding=UTF8', '--locale=C' ]);
 $node->append_conf('postgresql.conf', "max_prepared_transactions = 5\n");
@@ -24,25 +28,6 @@ $node->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION pgsem');
 
 sub query { return $node->safe_psql('postgres', shift) }
-
-sub session
-{
-	my $s = $node->background_psql('postgres', on_error_stop => 0);
-	return ($s, $s->query_safe('SELECT pg_backend_pid()'));
-}
-
-sub start
-{
-	my ($s, $sql) = @_;
-	$s->query_until(qr/started/, "\\echo started\n$sql;\n");
-}
-
-sub standby_required
-{
-	my $names = shift;
-	query("ALTER SYSTEM SET synchronous_standby_names = '$names'");
-	query('SELECT pg_reload_conf()');
-}
 
 sub waits_for_standby
 {
@@ -56,8 +41,8 @@ sub waits_for_standby
 
 # ---- (a) the id waits -------------------------------------------------------------------------
 {
-	my ($s, $pid) = session();
-	standby_required('nosuchstandby');
+	my ($s, $pid) = session($node);
+	standby_required($node, 'nosuchstandby');
 	# A new batch of ids is logged by the next draw (setval resets the batch); the setval itself
 	# commits without waiting for the standby.
 	query(q{SET synchronous_commit = local;
@@ -72,17 +57,17 @@ sub waits_for_standby
 		'(a) cancelled, that wait fails the claim instead of returning an id');
 	$s->query('ROLLBACK');
 	$s->quit;
-	standby_required('');
+	standby_required($node, '');
 	is(query(q{SELECT count(*) FROM sem_holders WHERE name = 'sync a'}), '0', '(a) no claim was made');
 }
 
 # ---- (b) PREPARE TRANSACTION waits ------------------------------------------------------------
 {
-	my ($s, $pid) = session();
+	my ($s, $pid) = session($node);
 	$s->query_safe('SET synchronous_commit = local');
 	$s->query_safe('BEGIN');
 	like($s->query_safe(q{SELECT sem_claim('sync b', 1, '1 hour')}), qr/^\d+$/, '(b) a lease claimed');
-	standby_required('nosuchstandby');
+	standby_required($node, 'nosuchstandby');
 	ok( $node->poll_query_until(
 			'postgres', "SELECT setting <> '' FROM pg_settings WHERE name = 'synchronous_standby_names'"),
 		'(b) a synchronous standby is now required');
@@ -91,7 +76,7 @@ sub waits_for_standby
 		'(b) with synchronous_commit = local, PREPARE TRANSACTION of the claim waits for the standby');
 	$s->query('SELECT 1');
 	$s->{stderr} = '';
-	standby_required('');
+	standby_required($node, '');
 	is(query(q{SELECT count(*) FROM pg_prepared_xacts WHERE gid = 'sync b'}), '1',
 		'(b) the transaction is prepared (a cancelled wait does not undo it)');
 	query(q{ROLLBACK PREPARED 'sync b'});
@@ -100,7 +85,7 @@ sub waits_for_standby
 
 # ---- (c) no session claim in a prepared transaction --------------------------------------------
 {
-	my ($s) = session();
+	my ($s) = session($node);
 	$s->query_safe('BEGIN');
 	is($s->query_safe(q{SELECT sem_claim_session('sync c', 1)}), '0', '(c) a session claim taken in a transaction');
 	$s->{stderr} = '';

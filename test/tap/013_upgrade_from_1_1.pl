@@ -9,6 +9,10 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
+use FindBin;
+use lib $FindBin::Bin;
+use PgsemSessions;
+
 my $node = PostgreSQL::Test::Cluster->new('upgrade11');
 $node->init(extra => [ '--encoding=UTF8', '--locale=C' ]);
 $node->start;
@@ -16,30 +20,16 @@ $node->safe_psql('postgres', q{CREATE EXTENSION pgsem VERSION '1.1'});
 
 sub query { return $node->safe_psql('postgres', shift) }
 
-sub session
-{
-	my $s = $node->background_psql('postgres', on_error_stop => 0);
-	return ($s, $s->query_safe('SELECT pg_backend_pid()'));
-}
-
-sub start
-{
-	my ($s, $sql) = @_;
-	$s->query_until(qr/started/, "\\echo started\n$sql;\n");
-}
-
-sub finish { my $s = shift; return scalar $s->query('SELECT 1 AS done') }
-
 # ---- claims of every kind, and waiters ---------------------------------------------------------
 my $committed = query(q{SELECT sem_claim('live', 5, '1 hour')});
-my ($open) = session();
+my ($open) = session($node);
 my $uncommitted = $open->query_safe(q{BEGIN; SELECT sem_claim('live', 5, '1 hour')});
 my $fenced = query(q{SELECT sem_claim('live', 5, '1 hour')});
-my ($fencer) = session();
+my ($fencer) = session($node);
 $fencer->query_safe("BEGIN; SELECT sem_fence($fenced)");
-my ($xact) = session();
+my ($xact) = session($node);
 is($xact->query_safe(q{BEGIN; SELECT sem_claim_xact('live', 5)}), '3', 'a transaction claim');
-my ($sess) = session();
+my ($sess) = session($node);
 is($sess->query_safe(q{SELECT sem_claim_session('live', 5)}), '4', 'a session claim: 5 of 5 held');
 
 my @waiters;
@@ -47,7 +37,7 @@ for my $kind ('sem_claim(%s, 5, \'1 hour\', \'1 minute\') IS NOT NULL',
 	'sem_claim_session(%s, 5, \'1 minute\') IS NOT NULL',
 	'sem_claim_xact(%s, 5, \'1 minute\') IS NOT NULL')
 {
-	my ($w, $pid) = session();
+	my ($w, $pid) = session($node);
 	start($w, 'SELECT ' . sprintf($kind, q{'live'}) . ' AS got');
 	ok($node->poll_query_until('postgres', "SELECT count(*) = 1 FROM sem_waiters WHERE pid = $pid"),
 		'a waiter in line (' . (split /\(/, $kind)[0] . ')');

@@ -25,6 +25,10 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
+use FindBin;
+use lib $FindBin::Bin;
+use PgsemSessions;
+
 my $node = PostgreSQL::Test::Cluster->new('wakeups');
 $node->init(extra => [ '--encoding=UTF8', '--locale=C' ]);
 $node->append_conf('postgresql.conf',
@@ -34,28 +38,18 @@ $node->safe_psql('postgres', 'CREATE EXTENSION pgsem');
 
 sub query { return $node->safe_psql('postgres', shift) }
 
-sub session { return $node->background_psql('postgres', on_error_stop => 0) }
-
-sub start
-{
-	my ($s, $sql) = @_;
-	$s->query_until(qr/started/, "\\echo started\n$sql;\n");
-}
-
-sub finish { my $s = shift; return scalar $s->query('SELECT 1 AS done') }
-
 # ---- what holds each slot ---------------------------------------------------------------------
 my %holder;
 my %lease;
 for my $name (qw(rollback_lease commit_xact rollback_xact release_session unlock_all
 	discard_all disconnect terminated savepoint fence renew timeout_record))
 {
-	$holder{$name} = session();
+	($holder{$name}) = session($node);
 }
 my $terminated_pid = $holder{terminated}->query_safe('SELECT pg_backend_pid()');
 $lease{release} = query(q{SELECT sem_claim('release', 1, '1 hour')});
 $lease{release_before_savepoint} = query(q{SELECT sem_claim('release_before_savepoint', 1, '1 hour')});
-$holder{release_before_savepoint} = session();
+($holder{release_before_savepoint}) = session($node);
 $holder{rollback_lease}->query_safe(q{BEGIN; SELECT sem_claim('rollback_lease', 1, '1 hour')});
 $holder{commit_xact}->query_safe(q{BEGIN; SELECT sem_claim_xact('commit_xact', 1)});
 $holder{rollback_xact}->query_safe(q{BEGIN; SELECT sem_claim_xact('rollback_xact', 1)});
@@ -84,7 +78,7 @@ my @paths = qw(release rollback_lease commit_xact rollback_xact release_session 
 my %waiter;
 for my $name (@paths)
 {
-	$waiter{$name} = session();
+	($waiter{$name}) = session($node);
 	$waiter{$name}->query_safe(q{SET statement_timeout = '40s'});
 	start($waiter{$name}, "SELECT sem_claim('$name', 1, '1 hour', '1 hour') IS NOT NULL AS got");
 }

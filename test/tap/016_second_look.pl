@@ -18,6 +18,10 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
+use FindBin;
+use lib $FindBin::Bin;
+use PgsemSessions;
+
 my $node = PostgreSQL::Test::Cluster->new('second_look');
 $node->init(allows_streaming => 1, extra => [ '--encoding=UTF8', '--locale=C' ]);
 $node->start;
@@ -25,38 +29,19 @@ $node->safe_psql('postgres', 'CREATE EXTENSION pgsem');
 
 sub query { return $node->safe_psql('postgres', shift) }
 
-sub session
-{
-	my $s = $node->background_psql('postgres', on_error_stop => 0);
-	$s->query_safe('SET synchronous_commit = local');    # only ids wait for the standby
-	return ($s, $s->query_safe('SELECT pg_backend_pid()'));
-}
-
-sub start
-{
-	my ($s, $sql) = @_;
-	$s->query_until(qr/started/, "\\echo started\n$sql;\n");
-}
-
-sub standby_required
-{
-	my $names = shift;
-	query("ALTER SYSTEM SET synchronous_standby_names = '$names'");
-	query('SELECT pg_reload_conf()');
-}
-
 # One case: `hold` makes X hold slot 0 of `name`, `give_back` (undef: the control) makes it let go.
 sub case
 {
 	my ($label, $name, $hold, $give_back) = @_;
-	my ($x) = session();
-	my ($a, $a_pid) = session();
-	my ($y, $y_pid) = session();
+	my ($x) = session($node);
+	my ($a, $a_pid) = session($node);
+	my ($y, $y_pid) = session($node);
+	$_->query_safe('SET synchronous_commit = local') for ($x, $a, $y);    # only ids wait for the standby
 	$hold->($x, $name);
 
 	# A takes slot 1's mutex; its id's sequence record must reach the standby (the next draw logs
 	# a new batch of ids: setval resets it).
-	standby_required('nosuchstandby');
+	standby_required($node, 'nosuchstandby');
 	query(q{SET synchronous_commit = local;
 	        SELECT setval('pgsem.claim_id', (SELECT last_value FROM pgsem.claim_id))});
 	start($a, "SELECT sem_claim('$name', 2, '1 hour') AS a_id");
@@ -74,7 +59,7 @@ sub case
 		"$label: Y has read slot 0 and waits for slot 1's mutex");
 
 	$give_back->($x, $name) if $give_back;
-	standby_required('');
+	standby_required($node, '');
 
 	my $a_id = $a->query_safe('SELECT 1');    # A's claim ends first: its output comes with this
 	my $y_out = $y->query_safe('SELECT 1');
