@@ -90,8 +90,29 @@ is( query(
 		  . " WHERE sem_claim_xact('full-' || i, 1) IS NULL; COMMIT"),
 	'0',
 	'every name a claim failed on is free');
+
+# The lock table grew into the server's spare shared memory, which stays gone when its locks are
+# given back: a session whose first claim comes now finds no room for the release epochs (pgsem
+# is not preloaded) and claims without them. The ERROR that the attach catches zeroed the
+# session's interrupt holdoff count while AddinShmemInitLock still counted in it, and releasing
+# the lock took the count to 2^32 - 1: until its next ERROR the session ignored statement_timeout,
+# lock_timeout (a claim's own wait), pg_cancel_backend, pg_terminate_backend and a fast shutdown.
+my $late = $node->background_psql('postgres', on_error_stop => 0);
+is($late->query_safe("SELECT sem_claim_session('late', 1)"),
+	'0', 'a session whose first claim comes after the spare shared memory went gets its slot');
+is( query("SELECT count(*) FROM pg_shmem_allocations WHERE name = 'pgsem release epochs'"),
+	'0', 'the release epochs found no room (the case above)');
+is(query("SELECT count(*) FROM sem_holders WHERE name = 'late'"), '1', 'sem_holders shows it');
+$late->{stderr} = '';
+$late->query("SET statement_timeout = '1s'; SELECT pg_sleep(20)");
+like($late->{stderr}, qr/statement timeout/, "and the session's statements still time out");
+$late->{stderr} = '';
+$late->query_safe('RESET statement_timeout');
+is($late->query_safe("SELECT sem_release_session('late', 0)"), 't', 'it is released');
+
 $filler->quit;
 $claimer->quit;
+$late->quit;
 $observer->quit;
 $node->stop;
 done_testing();

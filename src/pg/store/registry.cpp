@@ -93,11 +93,15 @@ Size segment_size(int entries) {
 // AddinShmemInitLock.
 Control *find_control_if_room() {
     const MemoryContext caller = CurrentMemoryContext;
+    // With the caller's lock in it: the ERROR zeroes the count (errfinish), and releasing the lock
+    // would then take it to 2^32 - 1, a session deaf to cancels, timeouts and terminate.
+    const uint32 holdoff = InterruptHoldoffCount;
     Control *volatile control = nullptr;  // set inside PG_TRY, read after it
     PG_TRY();
     { control = find_control(); }
     PG_CATCH();
     {
+        InterruptHoldoffCount = holdoff;
         MemoryContextSwitchTo(caller);
         FlushErrorState();
     }

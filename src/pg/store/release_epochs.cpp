@@ -94,12 +94,16 @@ bool release_epochs_attach() {
     if (unavailable) return false;
     const MemoryContext caller = CurrentMemoryContext;
     LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+    // With the lock's hold in it: the ERROR zeroes the count (errfinish), and the release below
+    // would take it to 2^32 - 1, a session deaf to cancels, timeouts and terminate.
+    const uint32 holdoff = InterruptHoldoffCount;
     PG_TRY();
     { buckets = find_buckets(); }
     PG_CATCH();
     {
         // Not preloaded, and the server's spare shared memory is gone (a lock table that grew
         // into it): claims go on, each refusal paying a second look.
+        InterruptHoldoffCount = holdoff;
         MemoryContextSwitchTo(caller);
         FlushErrorState();
         unavailable = true;
