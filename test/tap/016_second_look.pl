@@ -7,7 +7,8 @@
 # (synchronous_standby_names names one that never connects). So, on a semaphore of 2:
 #   X holds slot 0; A's claim holds slot 1's mutex, its id waiting for the standby;
 #   Y's claim (wait 0) reads slot 0 (held), then waits for slot 1's mutex;
-#   X gives slot 0 back (a lease release, a transaction claim's commit, a session claim's release);
+#   X gives slot 0 back (a lease release, a transaction claim's commit, a session claim's release,
+#   its lease running out);
 #   the standby requirement is dropped: A takes slot 1, and Y reads it held.
 # Y must then look again and get slot 0; a NULL is a slot lost to a refusal. A control case gives
 # nothing back and must answer NULL.
@@ -44,7 +45,9 @@ sub case
 	standby_required($node, 'nosuchstandby');
 	query(q{SET synchronous_commit = local;
 	        SELECT setval('pgsem.claim_id', (SELECT last_value FROM pgsem.claim_id))});
-	start($a, "SELECT sem_claim('$name', 2, '1 hour') AS a_id");
+	# In a transaction left open until Y has answered: the end of A's own transaction moves the
+	# epoch too, and must not be what sends Y to its second look.
+	start($a, "BEGIN; SELECT sem_claim('$name', 2, '1 hour') AS a_id");
 	ok( $node->poll_query_until(
 			'postgres',
 			"SELECT wait_event = 'SyncRep' FROM pg_stat_activity WHERE pid = $a_pid"),
@@ -64,6 +67,7 @@ sub case
 	my $a_id = $a->query_safe('SELECT 1');    # A's claim ends first: its output comes with this
 	my $y_out = $y->query_safe('SELECT 1');
 	my ($y_id) = $y_out =~ /^(\d+|NULL)$/m;
+	$a->query_safe('COMMIT');
 	my $holders = query(
 		"SELECT string_agg(slot || ':' || coalesce(id::text, kind), ',' ORDER BY slot)"
 		  . " FROM sem_holders WHERE name = '$name'");
@@ -98,6 +102,18 @@ case(
 	'session claim released', 'sl session',
 	sub { my ($x, $name) = @_; $x->query_safe("SELECT sem_claim_session('$name', 2)") },
 	sub { my ($x, $name) = @_; $x->query_safe("SELECT sem_release_session('$name', 0)") });
+# A lease that runs out frees its slot with no transaction at all: nothing is counted, and the
+# look must tell from the expiries it read (X's lease lasts long enough for Y to read it held).
+my $short_id;
+case(
+	'lease ran out', 'sl expiry',
+	sub { my ($x, $name) = @_; $short_id = $x->query_safe("SELECT sem_claim('$name', 2, '5 s')") },
+	sub {
+		ok( $node->poll_query_until(
+				'postgres',
+				"SELECT expires_at < clock_timestamp() FROM pgsem.claims WHERE id = $short_id"),
+			"lease ran out: X's lease has run out");
+	});
 
 $node->stop;
 done_testing();

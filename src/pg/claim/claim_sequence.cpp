@@ -148,8 +148,11 @@ SlotGrant claim(const char *function, const SlotRequest &request, int64 wait) {
         // claimer's slot mutex even sends it there), and a look that then answers NULL does so
         // while a slot is free. A caller that does not wait looks once more before it answers
         // NULL if a release may have overlapped the look (one that waits is woken by such a
-        // release anyway).
-        if (!grant.granted && wait == 0 && release_epochs_moved(request.name, mark))
+        // release anyway). A lease that ran out is a release nobody counts: the look noted the
+        // earliest expiry of the leases it saw holding their slots.
+        if (!grant.granted && wait == 0 &&
+            (release_epochs_moved(request.name, mark) ||
+             (grant.next_expiry != 0 && grant.next_expiry <= GetCurrentTimestamp())))
             grant = look_for_slot(request, false);
         let_go_of_line(request.name);
     } else if (wait == 0) {
