@@ -134,10 +134,11 @@ SlotGrant claim(const char *function, const SlotRequest &request, int64 wait) {
     const TimestampTz start = GetCurrentTimestamp();
     admit(function, request);
     // Shared memory this claim may need later, attached now, where a failure costs nothing but a
-    // name in the views or a second look: the registry (for the views) first, whose few bytes
-    // matter more, then the release epochs (a session claim's release counts for others' looks,
-    // and the end of the session is no place to attach).
-    (void)registry_attach();
+    // name in the views or a second look: the registry (for the views of transaction and session
+    // claims and of waits; a lease needs none) first, whose few bytes matter more, then the
+    // release epochs (a session claim's release counts for others' looks, and the end of the
+    // session is no place to attach).
+    if (request.kind != ClaimKind::kLease || wait > 0) (void)registry_attach();
     (void)release_epochs_attach();
     SlotGrant grant{false, -1, 0, 0};
     if (hold_line_if_empty(request.name)) {

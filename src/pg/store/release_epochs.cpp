@@ -135,10 +135,10 @@ void release_epochs_begin(const text *name) {
     if (attached()) begin_bucket(bucket_of(name));
 }
 
-void release_epochs_end(const text *name) {
+void release_epochs_end(const text *name, bool began) {
     if (!attached()) return;
     const int b = bucket_of(name);
-    end_bucket(b, begun[b] > 0);
+    end_bucket(b, began && begun[b] > 0);
 }
 
 void release_epochs_begin_all() {

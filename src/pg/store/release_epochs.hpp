@@ -46,9 +46,11 @@ EpochMark release_epochs_mark(const text *name);
 // After it: whether a release of `name`'s bucket may have overlapped it.
 bool release_epochs_moved(const text *name, EpochMark mark);
 
-// Around one release of a slot of `name`: begin before the slot can free, end after.
+// Around one release of a slot of `name`: begin before the slot can free, end after; `began`
+// says whether this release began (one that could not only ends, and must not end another's
+// begin in the same bucket).
 void release_epochs_begin(const text *name);
-void release_epochs_end(const text *name);
+void release_epochs_end(const text *name, bool began);
 // The same for every bucket (a transaction that freed slots of too many names to list).
 void release_epochs_begin_all();
 void release_epochs_end_all();

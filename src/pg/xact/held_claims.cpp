@@ -81,7 +81,7 @@ void end_session_claim(const text *name, int32 slot, bool held) {
         release_session_locks(name, slot);
     }
     wake_first_waiter(name);
-    release_epochs_end(name);
+    release_epochs_end(name, held);
 }
 
 bool session_lock_held(const HeldSlot &held) {

@@ -12,6 +12,7 @@ namespace {
 constexpr int kMaxPendingWakes = 32;
 text *pending[kMaxPendingWakes];
 bool frees_at_commit[kMaxPendingWakes];
+bool began[kMaxPendingWakes];  // begin_pending_releases began its release
 int pending_count = 0;
 bool pending_overflow = false;  // more names than that: wake every first waiter instead
 bool pending_begun = false;     // begin_pending_releases ran for this transaction
@@ -30,7 +31,7 @@ void end_pending_releases() {
     if (pending_overflow)
         release_epochs_end_all();
     else
-        for (int i = 0; i < pending_count; ++i) release_epochs_end(pending[i]);
+        for (int i = 0; i < pending_count; ++i) release_epochs_end(pending[i], began[i]);
 }
 
 }  // namespace
@@ -51,6 +52,7 @@ void wake_first_waiter_at_end(const text *name, FreesAt frees) {
     text *copy = static_cast<text *>(MemoryContextAlloc(TopMemoryContext, VARSIZE_ANY(name)));
     memcpy(copy, name, VARSIZE_ANY(name));
     frees_at_commit[pending_count] = at_commit;
+    began[pending_count] = false;
     pending[pending_count++] = copy;
 }
 
@@ -64,8 +66,11 @@ void begin_pending_releases(bool is_commit) {
         if (!is_commit || overflow_frees_at_commit) release_epochs_begin_all();
         return;
     }
-    for (int i = 0; i < pending_count; ++i)
-        if (!is_commit || frees_at_commit[i]) release_epochs_begin(pending[i]);
+    for (int i = 0; i < pending_count; ++i) {
+        if (is_commit && !frees_at_commit[i]) continue;
+        release_epochs_begin(pending[i]);
+        began[i] = true;
+    }
 }
 
 void fire_pending_wakes(bool is_commit, bool is_top_level) {
