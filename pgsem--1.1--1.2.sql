@@ -111,3 +111,120 @@ CREATE OR REPLACE VIEW @extschema@.sem_history AS
      WHERE NOT u.committed;
 
 DROP FUNCTION pgsem.live_claims();
+
+------------------------------------------------------------------------------------------------
+-- Claims of several permits
+------------------------------------------------------------------------------------------------
+
+-- A claim of k permits holds k slots at once: a lease is k rows sharing one id, one per slot, so
+-- the primary key becomes (id, slot); each row carries the claim's k (NULL in rows made before
+-- 1.2, which hold one). Releases, renewals and fences act on all rows of an id.
+ALTER TABLE pgsem.claims ADD COLUMN permits integer;
+ALTER TABLE pgsem.claims DROP CONSTRAINT claims_pkey,
+                         ADD CONSTRAINT claims_pkey PRIMARY KEY (id, slot);
+
+-- The three claim functions gain `permits integer DEFAULT 1` after their last argument: calls
+-- that do not pass it keep their meaning. A function cannot gain an argument in place, so each is
+-- dropped and created again, keeping its owner and the EXECUTE grants made on it (as 1.1 did for
+-- sem_claim); objects of the database that depend on one stop the update with a hint.
+DO $update$
+DECLARE
+    f record;
+    new_function regprocedure;
+    old_owner oid;
+    saved aclitem[];
+    dependents text;
+    grantee record;
+BEGIN
+    FOR f IN
+        SELECT *
+          FROM (VALUES
+            ('@extschema@.sem_claim(text, integer, interval, interval)'::regprocedure,
+             $create$CREATE FUNCTION @extschema@.sem_claim(name text, n integer,
+                                                  timeout interval DEFAULT '90 seconds',
+                                                  wait interval DEFAULT '0',
+                                                  permits integer DEFAULT 1)
+                RETURNS bigint
+                AS 'MODULE_PATHNAME', 'pgsem_sem_claim_1_1'
+                LANGUAGE C VOLATILE PARALLEL UNSAFE$create$,
+             '@extschema@.sem_claim(text, integer, interval, interval, integer)'),
+            ('@extschema@.sem_claim_xact(text, integer, interval)'::regprocedure,
+             $create$CREATE FUNCTION @extschema@.sem_claim_xact(name text, n integer,
+                                                       wait interval DEFAULT '0',
+                                                       permits integer DEFAULT 1)
+                RETURNS integer
+                AS 'MODULE_PATHNAME', 'pgsem_sem_claim_xact'
+                LANGUAGE C VOLATILE PARALLEL UNSAFE$create$,
+             '@extschema@.sem_claim_xact(text, integer, interval, integer)'),
+            ('@extschema@.sem_claim_session(text, integer, interval)'::regprocedure,
+             $create$CREATE FUNCTION @extschema@.sem_claim_session(name text, n integer,
+                                                          wait interval DEFAULT '0',
+                                                          permits integer DEFAULT 1)
+                RETURNS integer
+                AS 'MODULE_PATHNAME', 'pgsem_sem_claim_session'
+                LANGUAGE C VOLATILE PARALLEL UNSAFE$create$,
+             '@extschema@.sem_claim_session(text, integer, interval, integer)')
+          ) AS v(old_function, create_sql, new_signature)
+    LOOP
+        SELECT pg_catalog.string_agg(
+                   CASE WHEN d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_rewrite'::regclass
+                        THEN pg_catalog.pg_describe_object('pg_catalog.pg_class'::regclass,
+                                                           r.ev_class, 0)
+                        ELSE pg_catalog.pg_describe_object(d.classid, d.objid, d.objsubid)
+                   END, ', ')
+          INTO dependents
+          FROM pg_catalog.pg_depend d
+          LEFT JOIN pg_catalog.pg_rewrite r
+            ON d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_rewrite'::regclass
+           AND r.oid OPERATOR(pg_catalog.=) d.objid
+         WHERE refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::regclass
+           AND refobjid OPERATOR(pg_catalog.=) f.old_function
+           AND deptype OPERATOR(pg_catalog.=) 'n';
+        IF dependents IS NOT NULL THEN
+            RAISE EXCEPTION 'pgsem 1.2 replaces %, and % depends on it', f.old_function, dependents
+                  USING ERRCODE = 'dependent_objects_still_exist',
+                        HINT = 'Drop those objects, run ALTER EXTENSION pgsem UPDATE, and create '
+                               'them again unchanged: calls without permits keep their meaning.';
+        END IF;
+        SELECT proowner, proacl INTO old_owner, saved FROM pg_catalog.pg_proc
+         WHERE oid OPERATOR(pg_catalog.=) f.old_function;
+
+        EXECUTE pg_catalog.format('DROP FUNCTION %s', f.old_function);
+        EXECUTE f.create_sql;
+        new_function := f.new_signature::regprocedure;
+
+        IF old_owner OPERATOR(pg_catalog.<>) (SELECT proowner FROM pg_catalog.pg_proc
+                                                WHERE oid OPERATOR(pg_catalog.=) new_function) THEN
+            EXECUTE pg_catalog.format('ALTER FUNCTION %s OWNER TO %I', new_function,
+                                      pg_catalog.pg_get_userbyid(old_owner));
+        END IF;
+        IF saved IS NOT NULL THEN  -- NULL: the default privileges, which the new function has too
+            EXECUTE pg_catalog.format('REVOKE ALL ON FUNCTION %s FROM PUBLIC', new_function);
+            FOR grantee IN
+                SELECT a.grantee AS role, pg_catalog.bool_or(a.is_grantable) AS grantable
+                  FROM pg_catalog.aclexplode(saved) a
+                 WHERE a.privilege_type OPERATOR(pg_catalog.=) 'EXECUTE'
+                   AND a.grantee OPERATOR(pg_catalog.<>) old_owner
+                 GROUP BY a.grantee
+            LOOP
+                EXECUTE pg_catalog.format('GRANT EXECUTE ON FUNCTION %s TO %s%s', new_function,
+                    CASE WHEN grantee.role OPERATOR(pg_catalog.=) 0 THEN 'PUBLIC'
+                         ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(grantee.role)) END,
+                    CASE WHEN grantee.grantable THEN ' WITH GRANT OPTION' ELSE '' END);
+            END LOOP;
+            DELETE FROM pg_catalog.pg_init_privs
+             WHERE classoid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::regclass
+               AND objoid OPERATOR(pg_catalog.=) new_function
+               AND objsubid OPERATOR(pg_catalog.=) 0;
+        END IF;
+    END LOOP;
+END
+$update$;
+COMMENT ON FUNCTION @extschema@.sem_claim(text, integer, interval, interval, integer) IS
+    'takes permits free slots below n of semaphore name (all or none) for a lease of timeout, waiting in line up to wait; the claim id, or NULL';
+COMMENT ON FUNCTION @extschema@.sem_claim_xact(text, integer, interval, integer) IS
+    'takes permits free slots below n of semaphore name (all or none) until this transaction ends, waiting in line up to wait; the lowest of them, or NULL';
+COMMENT ON FUNCTION @extschema@.sem_claim_session(text, integer, interval, integer) IS
+    'takes permits free slots below n of semaphore name (all or none) until released or this session ends, waiting in line up to wait; the lowest of them, or NULL';
+COMMENT ON FUNCTION @extschema@.sem_release_session(text, integer) IS
+    'gives back the session claim of this session that holds slot (every slot of it); false if it holds none of that slot';

@@ -85,12 +85,29 @@ CREATE VIEW claims_one AS SELECT sem_claim('dependent', 1) AS id;
 SELECT try('ALTER EXTENSION pgsem UPDATE');
 SELECT extversion FROM pg_extension WHERE extname = 'pgsem';
 DROP VIEW claims_one;
-ALTER EXTENSION pgsem UPDATE;
+ALTER EXTENSION pgsem UPDATE TO '1.1';
 SELECT extversion FROM pg_extension WHERE extname = 'pgsem';
 SELECT has_function_privilege('regress_upgrade_app', 'sem_claim(text, integer, interval, interval)', 'EXECUTE') AS app_may,
        has_function_privilege('regress_upgrade_other', 'sem_claim(text, integer, interval, interval)', 'EXECUTE') AS others_may,
        (SELECT count(*) FROM pg_init_privs
          WHERE objoid = 'sem_claim(text, integer, interval, interval)'::regprocedure) AS recorded_as_initial;
+-- 1.2 replaces sem_claim again (permits), and sem_claim_xact and sem_claim_session: the same
+-- rules for each.
+REVOKE EXECUTE ON FUNCTION sem_claim_xact(text, integer, interval) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION sem_claim_xact(text, integer, interval) TO regress_upgrade_app;
+CREATE VIEW session_one AS SELECT sem_claim_session('dependent', 1) AS slot;
+SELECT try('ALTER EXTENSION pgsem UPDATE');
+SELECT extversion FROM pg_extension WHERE extname = 'pgsem';
+DROP VIEW session_one;
+ALTER EXTENSION pgsem UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'pgsem';
+SELECT f AS function,
+       has_function_privilege('regress_upgrade_app', f, 'EXECUTE') AS app_may,
+       has_function_privilege('regress_upgrade_other', f, 'EXECUTE') AS others_may,
+       (SELECT count(*) FROM pg_init_privs WHERE objoid = f::regprocedure) AS recorded_as_initial
+  FROM unnest(ARRAY['sem_claim(text, integer, interval, interval, integer)',
+                    'sem_claim_xact(text, integer, interval, integer)',
+                    'sem_claim_session(text, integer, interval, integer)']) f;
 SET client_min_messages = warning;
 DROP EXTENSION pgsem;
 CREATE EXTENSION pgsem;

@@ -62,6 +62,35 @@ void require_valid_n(const char *function, bool is_null, int32 n) {
     }
 }
 
+void require_valid_permits(const char *function, bool is_null, int32 permits, int32 n) {
+    switch (PGSEM_NOTHROW(core::check_permits(is_null, permits, n))) {
+        case core::Problem::kNone:
+            return;
+        case core::Problem::kNull:
+            raise_null(function, "permits");
+            break;
+        case core::Problem::kNotPositive:
+            ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                            errmsg("%s: permits must be at least 1, not %d", function, permits)));
+            break;
+        case core::Problem::kAboveN:
+            ereport(ERROR,
+                    (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                     errmsg("%s: permits (%d) must not exceed n (%d)", function, permits, n),
+                     errdetail("A claim of more permits than the semaphore has could never be "
+                               "granted.")));
+            break;
+        default:
+            ereport(ERROR,
+                    (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                     errmsg("%s: permits must be at most %lld, not %d", function,
+                            static_cast<long long>(core::kMaxPermits), permits),
+                     errdetail("Each permit is a slot, and a claim holds a lock for each of its "
+                               "slots while it is made.")));
+            break;
+    }
+}
+
 int64 require_valid_lease(const char *function, bool is_null, const Interval *lease) {
     const core::Interval value = is_null ? core::Interval{0, 0, 0} : to_core(lease);
     const core::LeaseCheck check = PGSEM_NOTHROW(core::check_lease(is_null, value));

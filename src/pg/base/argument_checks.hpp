@@ -11,6 +11,8 @@ namespace pgsem {
 // `function` names the SQL function in messages, e.g. "sem_claim()".
 void require_valid_name(const char *function, bool is_null, const text *name);
 void require_valid_n(const char *function, bool is_null, int32 n);
+// For a valid n.
+void require_valid_permits(const char *function, bool is_null, int32 permits, int32 n);
 // Returns the lease in microseconds.
 int64 require_valid_lease(const char *function, bool is_null, const Interval *lease);
 // Returns how long a claim may wait, in microseconds.

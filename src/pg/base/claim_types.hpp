@@ -20,13 +20,14 @@ struct SlotRequest {
     const text *name;
     int32 n;
     ClaimKind kind;
-    int64 lease;  // microseconds, for kLease
+    int64 lease;    // microseconds, for kLease
+    int32 permits;  // slots taken at once, all or none: 1 up to n
 };
 
 struct SlotGrant {
     bool granted;
-    int32 slot;
-    int64 claim_id;  // kLease
+    int32 slot;      // the lowest of the claim's slots: what names a transaction or session claim
+    int64 claim_id;  // kLease: the id of every row of the claim
     // When not granted: the earliest expiry of a lease that holds a slot below n, the moment a
     // slot may free up with no release at all (0: none).
     TimestampTz next_expiry;

@@ -29,48 +29,84 @@ void admit(const char *function, const SlotRequest &request) {
                                  "or a session claim.");
 }
 
+// ---- the slots of one claim -------------------------------------------------------------------
+
+// The slots one look has found free, each under its mutex, until it has as many as the claim has
+// permits: a claim holds all of its slots or none, and it never holds one while waiting for
+// another. Only the first mutex may be waited for (and only by a lease claimer): a claimer that
+// holds one never waits for another, so no two claimers wait for each other's mutexes.
+struct PickedSlots {
+    int32 *slots;  // in the order picked
+    int32 count;
+};
+
+bool picked(const PickedSlots &picks, int32 slot) {
+    for (int32 i = 0; i < picks.count; ++i)
+        if (picks.slots[i] == slot) return true;
+    return false;
+}
+
+int32 lowest(const PickedSlots &picks) {
+    int32 low = picks.slots[0];
+    for (int32 i = 1; i < picks.count; ++i) low = Min(low, picks.slots[i]);
+    return low;
+}
+
 // ---- 4. hold -----------------------------------------------------------------------------------
 
-void insert_lease(ClaimsTable *table, const SlotRequest &request, int32 slot, SlotGrant *grant) {
+// Under the slot's mutex (slot_search.hpp): whether this claim can have the slot, keeping it if
+// so. Of the two ways a slot can be held, the lock is the cheaper to look at, so it is looked at
+// first. A lease claimer takes the slot at the end (take_leases); a transaction or session
+// claimer has its slot-holder lock from here on, recorded as a claim by finish_lock_claim.
+bool keep_slot(ClaimsTable *table, const SlotRequest &request, int32 slot, SlotGrant *grant) {
+    if (request.kind == ClaimKind::kLease)
+        return !slot_held_by_lock(request.name, slot) &&
+               slot_rows_free(table, request, slot, true, grant);
+    if (!begin_lock_claim(request.kind, request.name, slot, request.n)) return false;
+    if (slot_rows_free(table, request, slot, false, grant)) return true;
+    abandon_lock_claim(request.kind, request.name, slot);
+    return false;
+}
+
+// Every picked slot under its mutex: the claim takes them all, its lease rows sharing one id.
+void take_slots(ClaimsTable *table, const SlotRequest &request, const PickedSlots &picks,
+                SlotGrant *grant) {
+    grant->slot = lowest(picks);
+    if (request.kind != ClaimKind::kLease) {
+        finish_lock_claim(request.kind, request.name, request.permits, grant->slot);
+        return;
+    }
     NewClaim row{};
     // The id is drawn inside the slot mutex, so ids grow in the order claims are granted; the
     // grant time is taken after it, so claim times follow ids too.
     row.id = claims_next_id(table);
     row.name = const_cast<text *>(request.name);
-    row.slot = slot;
     row.n = request.n;
+    row.permits = request.permits;
     row.claimed_at = GetCurrentTimestamp();
     row.lease = request.lease;
     row.expires_at = PGSEM_NOTHROW(core::lease_end(row.claimed_at, request.lease));
-    claims_insert(table, row);
+    for (int32 i = 0; i < picks.count; ++i) {
+        row.slot = picks.slots[i];
+        claims_insert(table, row);
+    }
     grant->claim_id = row.id;
 }
 
-// Under the slot's mutex (slot_search.hpp): takes the slot, or finds it held. Of the two ways a
-// slot can be held, the lock is the cheaper to look at, so it is looked at first.
-bool hold_slot(ClaimsTable *table, const SlotRequest &request, int32 slot, SlotGrant *grant) {
-    if (request.kind == ClaimKind::kLease) {
-        if (slot_held_by_lock(request.name, slot)) return false;
-        if (!slot_rows_free(table, request, slot, true, grant)) return false;
-        insert_lease(table, request, slot, grant);
-        return true;
-    }
-    if (!begin_lock_claim(request.kind, request.name, slot, request.n)) return false;
-    if (!slot_rows_free(table, request, slot, false, grant)) {
-        abandon_lock_claim(request.kind, request.name, slot);
-        return false;
-    }
-    finish_lock_claim(request.kind, request.name);
-    return true;
+// A claim that could not have all its slots lets go of those it kept, the last kept first.
+void give_back(const SlotRequest &request, const PickedSlots &picks) {
+    if (request.kind == ClaimKind::kLease) return;  // a lease claimer took nothing yet
+    for (int32 i = picks.count - 1; i >= 0; --i)
+        abandon_lock_claim(request.kind, request.name, picks.slots[i]);
 }
 
 // ---- 2. look ----------------------------------------------------------------------------------
 
-// One look for a free slot, taking it if there is one, with pgsem.claims open for the look alone:
-// unless the look wrote (a lease inserted, an expired one recorded as timed out), the table lock
-// goes with it, so that nobody sleeps holding it (claims_close_unlocking). `first_waiter`: the
-// look of the first in line, which must not wait in the lock manager once it has read a slot: a
-// release of that slot would set its latch while it waits, the lock manager's sleep would reset
+// One look for free slots, taking them if there are enough, with pgsem.claims open for the look
+// alone: unless the look wrote (leases inserted, an expired one recorded as timed out), the table
+// lock goes with it, so that nobody sleeps holding it (claims_close_unlocking). `first_waiter`:
+// the look of the first in line, which must not wait in the lock manager once it has read a slot:
+// a release of that slot would set its latch while it waits, the lock manager's sleep would reset
 // it, and the first waiter would then sleep through the release.
 SlotGrant look_for_slot(const SlotRequest &request, bool first_waiter) {
     ClaimsTable table;
@@ -80,15 +116,28 @@ SlotGrant look_for_slot(const SlotRequest &request, bool first_waiter) {
     candidates_begin(&candidates, &table, request, &grant);
     // A transaction or session claimer skips a slot whose mutex another claimer holds
     // (slot_search.hpp, 2.); a lease claimer waits for it, but for the first waiter (the only
-    // other taker of a mutex then is a renewal, of a lease that holds the slot).
-    const bool wait_for_mutex = request.kind == ClaimKind::kLease && !first_waiter;
+    // other taker of a mutex then is a renewal, of a lease that holds the slot) and but for a
+    // claimer that holds a mutex already.
+    const bool lease_waits = request.kind == ClaimKind::kLease && !first_waiter;
+    int32 one_slot = 0;
+    PickedSlots picks{&one_slot, 0};
+    if (request.permits > 1)
+        picks.slots = static_cast<int32 *>(palloc(sizeof(int32) * request.permits));
     int32 slot = -1;
-    while (!grant.granted && candidates_next(&candidates, &slot)) {
-        if (!lock_slot_mutex(request.name, slot, wait_for_mutex)) continue;
-        grant.granted = hold_slot(&table, request, slot, &grant);
-        unlock_slot_mutex(request.name, slot);
+    while (picks.count < request.permits && candidates_next(&candidates, &slot)) {
+        if (picks.count > 0 && picked(picks, slot)) continue;
+        if (!lock_slot_mutex(request.name, slot, lease_waits && picks.count == 0)) continue;
+        if (keep_slot(&table, request, slot, &grant))
+            picks.slots[picks.count++] = slot;
+        else
+            unlock_slot_mutex(request.name, slot);
     }
-    if (grant.granted) grant.slot = slot;
+    grant.granted = picks.count == request.permits;
+    if (grant.granted)
+        take_slots(&table, request, picks, &grant);
+    else
+        give_back(request, picks);
+    for (int32 i = 0; i < picks.count; ++i) unlock_slot_mutex(request.name, picks.slots[i]);
     claims_close_unlocking(&table);
     return grant;
 }

@@ -87,6 +87,40 @@ void apply(ClaimsTable *table, Act act, const LockedClaim &locked, TimestampTz n
     }
 }
 
+// What a claim of several rows (one per permit) is as a whole: ended if any row is (a claimer
+// reaped one after the lease ran out), else in flight if any row is, else expired if any is (they
+// share one expiry), else live.
+core::ClaimStatus status_of_all(const ClaimRow *rows, int count, TimestampTz now) {
+    bool in_flight = false;
+    bool expired = false;
+    for (int i = 0; i < count; ++i) {
+        switch (status(rows[i], now)) {
+            case core::ClaimStatus::kEnded:
+                return core::ClaimStatus::kEnded;
+            case core::ClaimStatus::kUncommitted:
+                in_flight = true;
+                break;
+            case core::ClaimStatus::kExpired:
+                expired = true;
+                break;
+            case core::ClaimStatus::kLive:
+                break;
+        }
+    }
+    if (in_flight) return core::ClaimStatus::kUncommitted;
+    return expired ? core::ClaimStatus::kExpired : core::ClaimStatus::kLive;
+}
+
+// The rows of claim `id` (claims_find_all), in `*rows`: the caller's room for a few, or, for a
+// claim of more permits, palloc'd room for the most a claim can have.
+constexpr int kFewRows = 4;
+int find_claim_rows(ClaimsTable *table, int64 id, ClaimRow **rows) {
+    const int count = claims_find_all(table, id, *rows, kFewRows);
+    if (count < kFewRows) return count;
+    *rows = static_cast<ClaimRow *>(palloc(sizeof(ClaimRow) * core::kMaxPermits));
+    return claims_find_all(table, id, *rows, core::kMaxPermits);
+}
+
 ActResult act_on_claim(const char *function, int64 id, Act act, bool has_lease, int64 new_lease) {
     require_primary(function, true);
     // Everything a release or renewal writes -- the row lock, the release, a timeout recorded
@@ -97,23 +131,34 @@ ActResult act_on_claim(const char *function, int64 id, Act act, bool has_lease, 
     ClaimsTable table;
     claims_open(&table, RowExclusiveLock);
     ActResult out{false, false, core::ClaimStatus::kEnded, {}};
+    ClaimRow few[kFewRows];
+    ClaimRow *rows = few;
+    LockedClaim locked_few[kFewRows] = {};
+    LockedClaim *locked = locked_few;
     for (int attempt = 0;; ++attempt) {
         if (attempt == kMaxRowRetries)
             ereport(ERROR,
                     (errcode(ERRCODE_INTERNAL_ERROR),
                      errmsg("%s: claim %lld kept changing", function, static_cast<long long>(id))));
-        ClaimRow row;
-        out.found = claims_find(&table, id, &row);
+        const int count = find_claim_rows(&table, id, &rows);
+        if (count > kFewRows && locked == locked_few)
+            locked = static_cast<LockedClaim *>(palloc0(sizeof(LockedClaim) * core::kMaxPermits));
+        out.found = count > 0;
         if (!out.found) break;
-        out.row = row;
-        require_may_act(function, row);
-        out.status = status(row, GetCurrentTimestamp());
-        if (out.status == core::ClaimStatus::kExpired) record_timeout(&table, row, act);
+        out.row = rows[0];
+        require_may_act(function, rows[0]);
+        out.status = status_of_all(rows, count, GetCurrentTimestamp());
+        if (out.status == core::ClaimStatus::kExpired)
+            for (int i = 0; i < count; ++i) record_timeout(&table, rows[i], act);
         if (out.status != core::ClaimStatus::kLive) break;
 
-        LockedClaim locked{};
-        const TM_Result result = lock_live(
-            &table, row, act == Act::kFence ? LockTupleShare : LockTupleExclusive, &locked);
+        // Every row locked, in slot order (every locker of a claim goes in that order).
+        TM_Result result = TM_Ok;
+        int locked_count = 0;
+        for (; locked_count < count && result == TM_Ok; ++locked_count)
+            result = lock_live(&table, rows[locked_count],
+                               act == Act::kFence ? LockTupleShare : LockTupleExclusive,
+                               &locked[locked_count]);
         if (result == TM_Updated || result == TM_Deleted) continue;  // read it again
         if (result == TM_WouldBlock) {
             out.status = core::ClaimStatus::kExpired;
@@ -123,18 +168,20 @@ ActResult act_on_claim(const char *function, int64 id, Act act, bool has_lease, 
             out.status = core::ClaimStatus::kUncommitted;
             break;
         }
-        // Whatever comes of the act, the row is locked until this transaction ends, and claimers
-        // count its slot as held until then even past its lease: the first waiter must look again
-        // at the end (a release frees the slot, a renewal sets the expiry its timer waits for, a
-        // fence -- also one that fails below, its lease having run out while it waited for the
-        // row -- lets go of it).
-        wake_first_waiter_at_end(locked_claim_name(locked));
+        // Whatever comes of the act, the rows are locked until this transaction ends, and
+        // claimers count their slots as held until then even past the lease: the first waiter
+        // must look again at the end (a release frees the slots, a renewal sets the expiry its
+        // timer waits for, a fence -- also one that fails below, its lease having run out while
+        // it waited for the rows -- lets go of them).
+        wake_first_waiter_at_end(locked_claim_name(locked[0]));
         const TimestampTz now = GetCurrentTimestamp();
-        out.row = locked.row;
-        out.status = status(locked.row, now);
-        if (out.status == core::ClaimStatus::kExpired) record_timeout(&table, locked.row, act);
+        for (int i = 0; i < count; ++i) rows[i] = locked[i].row;
+        out.row = rows[0];
+        out.status = status_of_all(rows, count, now);
+        if (out.status == core::ClaimStatus::kExpired)
+            for (int i = 0; i < count; ++i) record_timeout(&table, rows[i], act);
         if (out.status != core::ClaimStatus::kLive) break;
-        apply(&table, act, locked, now, has_lease, new_lease);
+        for (int i = 0; i < count; ++i) apply(&table, act, locked[i], now, has_lease, new_lease);
         out.done = true;
         break;
     }
@@ -156,14 +203,16 @@ bool lease_renew(int64 id, bool has_lease, int64 lease) {
 bool lease_held(int64 id) {
     ClaimsTable table;
     claims_open(&table, AccessShareLock);
-    ClaimRow row;
+    ClaimRow few[kFewRows];
+    ClaimRow *rows = few;
+    const int count = find_claim_rows(&table, id, &rows);
     bool held = false;
-    if (claims_find(&table, id, &row)) {
+    if (count > 0) {
         const TimestampTz now = GetCurrentTimestamp();
-        const core::ClaimStatus found = status(row, now);
-        // An uncommitted claim of another transaction holds its slot already.
+        const core::ClaimStatus found = status_of_all(rows, count, now);
+        // An uncommitted claim of another transaction holds its slots already.
         held = found == core::ClaimStatus::kLive ||
-               (found == core::ClaimStatus::kUncommitted && row.expires_at > now);
+               (found == core::ClaimStatus::kUncommitted && rows[0].expires_at > now);
     }
     claims_close(&table);
     return held;

@@ -9,8 +9,8 @@
 
 namespace {
 
-// sem_claim's arguments: name, n, timeout, and (1.1) wait. Not STRICT: a null argument is an
-// error, because NULL is the answer "no slot".
+// sem_claim's arguments: name, n, timeout, (1.1) wait, (1.2) permits. Not STRICT: a null
+// argument is an error, because NULL is the answer "no slot".
 Datum sem_claim(FunctionCallInfo fcinfo, bool has_wait) {
     constexpr const char *kFunction = "sem_claim()";
     const text *name = PG_ARGISNULL(0) ? nullptr : PG_GETARG_TEXT_PP(0);
@@ -23,8 +23,12 @@ Datum sem_claim(FunctionCallInfo fcinfo, bool has_wait) {
         has_wait ? pgsem::require_valid_wait(kFunction, PG_ARGISNULL(3),
                                              PG_ARGISNULL(3) ? nullptr : PG_GETARG_INTERVAL_P(3))
                  : 0;
-    const pgsem::SlotGrant grant =
-        pgsem::claim(kFunction, pgsem::SlotRequest{name, n, pgsem::ClaimKind::kLease, lease}, wait);
+    // The 1.1 signature ends with wait; 1.2's passes permits after it (the same entry point).
+    const bool has_permits = PG_NARGS() > 4;
+    const int32 permits = has_permits && !PG_ARGISNULL(4) ? PG_GETARG_INT32(4) : 1;
+    pgsem::require_valid_permits(kFunction, has_permits && PG_ARGISNULL(4), permits, n);
+    const pgsem::SlotGrant grant = pgsem::claim(
+        kFunction, pgsem::SlotRequest{name, n, pgsem::ClaimKind::kLease, lease, permits}, wait);
     if (!grant.granted) PG_RETURN_NULL();
     PG_RETURN_INT64(grant.claim_id);
 }
@@ -38,6 +42,7 @@ PGSEM_SQL_FUNCTION(pgsem_sem_claim) {
 
 // 1.1: sem_claim(name text, n integer, timeout interval DEFAULT '90 seconds',
 //                wait interval DEFAULT '0') -> bigint
+// 1.2: the same, then permits integer DEFAULT 1
 PGSEM_SQL_FUNCTION(pgsem_sem_claim_1_1) {
     return sem_claim(fcinfo, true);
 }

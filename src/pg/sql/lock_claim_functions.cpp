@@ -8,7 +8,8 @@
 namespace {
 
 // sem_claim_xact and sem_claim_session take (name text, n integer, wait interval DEFAULT '0')
-// and return the slot, or NULL. Not STRICT: a null argument is an error.
+// and, from 1.2 on, permits integer DEFAULT 1 (one entry point for both signatures); they return
+// the claim's lowest slot, or NULL. Not STRICT: a null argument is an error.
 Datum claim(FunctionCallInfo fcinfo, pgsem::ClaimKind kind, const char *function) {
     const text *name = PG_ARGISNULL(0) ? nullptr : PG_GETARG_TEXT_PP(0);
     pgsem::require_valid_name(function, PG_ARGISNULL(0), name);
@@ -16,8 +17,11 @@ Datum claim(FunctionCallInfo fcinfo, pgsem::ClaimKind kind, const char *function
     pgsem::require_valid_n(function, PG_ARGISNULL(1), n);
     const int64 wait = pgsem::require_valid_wait(
         function, PG_ARGISNULL(2), PG_ARGISNULL(2) ? nullptr : PG_GETARG_INTERVAL_P(2));
+    const bool has_permits = PG_NARGS() > 3;
+    const int32 permits = has_permits && !PG_ARGISNULL(3) ? PG_GETARG_INT32(3) : 1;
+    pgsem::require_valid_permits(function, has_permits && PG_ARGISNULL(3), permits, n);
     const pgsem::SlotGrant grant =
-        pgsem::claim(function, pgsem::SlotRequest{name, n, kind, 0}, wait);
+        pgsem::claim(function, pgsem::SlotRequest{name, n, kind, 0, permits}, wait);
     if (!grant.granted) PG_RETURN_NULL();
     PG_RETURN_INT32(grant.slot);
 }
@@ -35,7 +39,8 @@ PGSEM_SQL_FUNCTION(pgsem_sem_claim_session) {
 }
 
 // sem_release_session(name text, slot integer) -> boolean: false when this session holds no such
-// claim. Not STRICT: a null argument is an error.
+// claim; any slot of a claim of several permits gives back all of them. Not STRICT: a null
+// argument is an error.
 PGSEM_SQL_FUNCTION(pgsem_sem_release_session) {
     constexpr const char *kFunction = "sem_release_session()";
     const text *name = PG_ARGISNULL(0) ? nullptr : PG_GETARG_TEXT_PP(0);

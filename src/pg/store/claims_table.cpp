@@ -20,7 +20,9 @@ constexpr const char *kSequence = "claim_id";
 // append columns to pgsem.claims -- never drop, rename, retype or reorder one -- so the library
 // checks the columns it knows by position, name and type and tolerates columns appended after
 // them, which it leaves NULL. SQL functions whose signature changes keep their old C entry point
-// beside the new one (see sql/lease_functions.cpp). 1.1 appends no column.
+// beside the new one (see sql/lease_functions.cpp). 1.1 appends no column; 1.2 appends
+// `permits` (the claim's k, on each of its rows; NULL in rows made before it, which hold 1) and
+// makes the primary key (id, slot): the k rows of a claim share its id.
 
 // Column numbers of pgsem.claims, as created by pgsem--1.0.sql.
 enum ClaimColumn : AttrNumber {
@@ -38,6 +40,8 @@ enum ClaimColumn : AttrNumber {
     kColApplicationName,
 };
 constexpr int kKnownColumns = kColApplicationName;
+// Appended by 1.2; written when the table has it (the version-skew rule).
+constexpr AttrNumber kColPermits = kColApplicationName + 1;
 
 struct ExpectedColumn {
     const char *name;
@@ -75,6 +79,13 @@ void check_shape(Relation rel) {
             strcmp(NameStr(att->attname), kColumns[i].name) != 0)
             report_broken_install("table pgsem.claims");
     }
+}
+
+bool has_permits_column(TupleDesc desc) {
+    if (desc->natts < kColPermits) return false;
+    const Form_pg_attribute att = TupleDescAttr(desc, kColPermits - 1);
+    return !att->attisdropped && att->atttypid == INT4OID &&
+           strcmp(NameStr(att->attname), "permits") == 0;
 }
 
 // ---- Cached relation OIDs --------------------------------------------------------------------
@@ -390,38 +401,58 @@ bool preferred(const ClaimRow &candidate, const ClaimRow &current) {
     return current.ended && !candidate.ended;
 }
 
-bool find_once(ClaimsTable *table, int64 id, ClaimRow *row) {
+// The rows of claim `id`, one per slot (the primary key (id, slot) returns a slot's versions
+// together), each the version `preferred` picks; a renewal in flight (a committed version being
+// changed, an unended successor inserted) counts as live until the later of the two expiries,
+// and acting on it means waiting for the renewer, not calling it timed out. Returns how many slots,
+// at most `max`.
+int find_all_once(ClaimsTable *table, int64 id, ClaimRow *rows, int max) {
     ClaimScan scan;
     ClaimRow candidate;
-    bool found = false;
+    int count = 0;
     bool successor_unended = false;
     TimestampTz successor_expires_at = 0;
+    const auto fold_renewal = [&] {
+        ClaimRow &last = rows[count - 1];
+        if (last.change_in_progress && successor_unended)
+            last.expires_at = Max(last.expires_at, successor_expires_at);
+    };
     pkey_scan_begin(table, &scan, BTEqualStrategyNumber, F_INT8EQ, id);
     while (claim_scan_next(&scan, &candidate)) {
+        if (count == 0 || candidate.slot != rows[count - 1].slot) {
+            if (count > 0) fold_renewal();
+            if (count == max) break;
+            rows[count++] = candidate;
+            successor_unended = false;
+            successor_expires_at = 0;
+        } else if (preferred(candidate, rows[count - 1])) {
+            rows[count - 1] = candidate;
+        }
         if (candidate.insert_in_progress && !candidate.ended) {
             successor_unended = true;
             successor_expires_at = Max(successor_expires_at, candidate.expires_at);
         }
-        if (!found || preferred(candidate, *row)) *row = candidate;
-        found = true;
     }
     claim_scan_end(&scan);
-    // A renewal in flight: the claim is live until at least the later expiry, and acting on it
-    // means waiting for the renewer, not calling it timed out.
-    if (found && row->change_in_progress && successor_unended)
-        row->expires_at = Max(row->expires_at, successor_expires_at);
-    return found;
+    if (count > 0) fold_renewal();
+    return count;
 }
 
 }  // namespace
 
-bool claims_find(ClaimsTable *table, int64 id, ClaimRow *row) {
+int claims_find_all(ClaimsTable *table, int64 id, ClaimRow *rows, int max) {
     // A btree scan reads a leaf page's entries first and their heap tuples after. An update that
     // adds an index entry and commits in between hides the row from that scan: the old version
     // is dead, the new one was not on the page. Such an update is rare and short: look again.
-    for (int attempt = 0; attempt < 3; ++attempt)
-        if (find_once(table, id, row)) return true;
-    return false;
+    for (int attempt = 0; attempt < 3; ++attempt) {
+        const int count = find_all_once(table, id, rows, max);
+        if (count > 0) return count;
+    }
+    return 0;
+}
+
+bool claims_find(ClaimsTable *table, int64 id, ClaimRow *row) {
+    return claims_find_all(table, id, row, 1) > 0;  // its lowest slot's row
 }
 
 TM_Result claims_lock(ClaimsTable *table, ItemPointerData tid, LockTupleMode mode,
@@ -509,6 +540,12 @@ void claims_insert(ClaimsTable *table, const NewClaim &claim) {
     v[kColHolderPid - 1] = Int32GetDatum(MyProcPid);
     v[kColHolderRole - 1] = ObjectIdGetDatum(GetUserId());
     v[kColApplicationName - 1] = CStringGetTextDatum(app);
+    if (has_permits_column(out->tts_tupleDescriptor)) {
+        v[kColPermits - 1] = Int32GetDatum(claim.permits);
+        null[kColPermits - 1] = false;
+    } else if (claim.permits != 1) {
+        report_broken_install("table pgsem.claims");
+    }
     ExecStoreVirtualTuple(out);
     ExecSimpleRelationInsert(table->result_rel, table->estate, out);
     CommandCounterIncrement();

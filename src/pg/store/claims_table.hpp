@@ -54,6 +54,7 @@ struct NewClaim {
     text *name;
     int32 slot;
     int32 n;
+    int32 permits;  // the claim's k: it inserts k rows, one per slot, sharing its id
     TimestampTz claimed_at;
     TimestampTz expires_at;
     int64 lease;  // microseconds
@@ -123,6 +124,9 @@ int claim_scan_row_lockers(const ClaimScan *scan, TransactionId *lockers, int ma
 
 // Finds the current version of claim `id` with a dirty read; false when there is none.
 bool claims_find(ClaimsTable *table, int64 id, ClaimRow *row);
+// The current version of each row of claim `id` (a claim of k permits has k, one per slot), in
+// slot order; how many, at most `max` (0: no such claim).
+int claims_find_all(ClaimsTable *table, int64 id, ClaimRow *rows, int max);
 
 // The next claim id. Its sequence record is on disk (and on synchronous standbys) before this
 // returns, so that no crash or failover can hand the id out again.

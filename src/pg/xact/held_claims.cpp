@@ -13,7 +13,8 @@ namespace {
 // A claim this backend holds, by name and slot.
 struct HeldSlot {
     int32 slot;
-    text *name;  // palloc'd copy
+    int32 claim_slot;  // the lowest slot of its claim (a claim of several permits holds several)
+    text *name;        // palloc'd copy
     // Session claims only: the subtransaction that took it, until the top transaction commits
     // (InvalidSubTransactionId once it has); a rollback of it takes the claim back.
     SubTransactionId taken_in;
@@ -46,8 +47,8 @@ void remember(HeldSlot **list, int *count, int *capacity, MemoryContext context,
     }
     text *copy = static_cast<text *>(MemoryContextAlloc(context, VARSIZE_ANY(name)));
     memcpy(copy, name, VARSIZE_ANY(name));
-    (*list)[(*count)++] =
-        HeldSlot{slot, copy, GetCurrentSubTransactionId(), n, GetUserId(), GetCurrentTimestamp()};
+    (*list)[(*count)++] = HeldSlot{
+        slot, slot, copy, GetCurrentSubTransactionId(), n, GetUserId(), GetCurrentTimestamp()};
 }
 
 // Forgets the claim remember() added last, which never got its slot.
@@ -160,21 +161,32 @@ void abandon_lock_claim(ClaimKind kind, const text *name, int32 slot) {
     forget_last(claims_of(kind), count_of(kind));
 }
 
-void finish_lock_claim(ClaimKind kind, const text *name) {
-    take_name_holders(name, kind == ClaimKind::kSession);
-    registry_note_claim(registered(kind, claims_of(kind)[*count_of(kind) - 1]));
+void finish_lock_claim(ClaimKind kind, const text *name, int32 permits, int32 claim_slot) {
+    HeldSlot *claims = claims_of(kind);
+    const int count = *count_of(kind);
+    for (int i = count - permits; i < count; ++i) {
+        claims[i].claim_slot = claim_slot;
+        take_name_holders(name, kind == ClaimKind::kSession);
+        registry_note_claim(registered(kind, claims[i]));
+    }
 }
 
 bool release_session_claim(const text *name, int32 slot) {
-    for (int i = 0; i < session_claim_count; ++i) {
-        if (session_claims[i].slot != slot || !same_text(session_claims[i].name, name)) continue;
-        const bool held =
-            session_lock_held(session_claims[i]);  // else unlocked behind pgsem's back
-        end_session_claim(name, slot, held);
+    int32 claim_slot = -1;
+    for (int i = 0; i < session_claim_count && claim_slot < 0; ++i)
+        if (session_claims[i].slot == slot && same_text(session_claims[i].name, name))
+            claim_slot = session_claims[i].claim_slot;
+    if (claim_slot < 0) return false;
+    bool held = false;
+    for (int i = session_claim_count - 1; i >= 0; --i) {
+        const HeldSlot &claim = session_claims[i];
+        if (claim.claim_slot != claim_slot || !same_text(claim.name, name)) continue;
+        const bool locked = session_lock_held(claim);  // else unlocked behind pgsem's back
+        end_session_claim(claim.name, claim.slot, locked);
+        held = held || locked;
         forget_session_claim(i);
-        return held;
     }
-    return false;
+    return held;
 }
 
 // PREPARE TRANSACTION with transaction claims is refused: a prepared transaction may stay for

@@ -15,16 +15,19 @@
 
 namespace pgsem {
 
-// Takes `slot` for a transaction or session claim of this backend, in two steps under the slot
+// Takes slots for a transaction or session claim of this backend, in two steps under each slot's
 // mutex. begin_lock_claim takes the slot-holder lock, or answers false when a transaction or
 // session holds the slot already (this backend included) -- the cheap thing to find out first.
 // Then the caller reads the slot's rows: if a lease holds the slot, abandon_lock_claim gives the
-// lock back; else finish_lock_claim records the claim. An error in between takes it back too.
+// lock back. Once it has begun as many slots as the claim has permits, finish_lock_claim records
+// them as one claim, named by its lowest slot; a claim that cannot have them all abandons each,
+// the last begun first. An error in between takes them back too.
 bool begin_lock_claim(ClaimKind kind, const text *name, int32 slot, int32 n);
 void abandon_lock_claim(ClaimKind kind, const text *name, int32 slot);
-void finish_lock_claim(ClaimKind kind, const text *name);
+void finish_lock_claim(ClaimKind kind, const text *name, int32 permits, int32 claim_slot);
 
-// Releases a session claim of this backend; false when it holds none of that slot.
+// Releases a session claim of this backend -- every slot of the claim that `slot` belongs to;
+// false when it holds none of that slot.
 bool release_session_claim(const text *name, int32 slot);
 
 // For the transaction-event dispatcher (xact_events.cpp).
