@@ -31,6 +31,8 @@ struct SlotGrant {
     // When not granted: the earliest expiry of a lease that holds a slot below n, the moment a
     // slot may free up with no release at all (0: none).
     TimestampTz next_expiry;
+    // When not granted: how many free slots the look found, fewer than the claim's permits.
+    int32 free_seen;
 };
 
 }  // namespace pgsem

@@ -111,7 +111,7 @@ void give_back(const SlotRequest &request, const PickedSlots &picks) {
 SlotGrant look_for_slot(const SlotRequest &request, bool first_waiter) {
     ClaimsTable table;
     claims_open(&table, request.kind == ClaimKind::kLease ? RowExclusiveLock : AccessShareLock);
-    SlotGrant grant{false, -1, 0, 0};
+    SlotGrant grant{false, -1, 0, 0, 0};
     SlotCandidates candidates;
     candidates_begin(&candidates, &table, request, &grant);
     // A transaction or session claimer skips a slot whose mutex another claimer holds
@@ -133,10 +133,12 @@ SlotGrant look_for_slot(const SlotRequest &request, bool first_waiter) {
             unlock_slot_mutex(request.name, slot);
     }
     grant.granted = picks.count == request.permits;
-    if (grant.granted)
+    if (grant.granted) {
         take_slots(&table, request, picks, &grant);
-    else
+    } else {
+        grant.free_seen = picks.count;
         give_back(request, picks);
+    }
     for (int32 i = 0; i < picks.count; ++i) unlock_slot_mutex(request.name, picks.slots[i]);
     claims_close_unlocking(&table);
     return grant;
@@ -145,14 +147,16 @@ SlotGrant look_for_slot(const SlotRequest &request, bool first_waiter) {
 // ---- 3. wait in line ---------------------------------------------------------------------------
 
 SlotGrant wait_for_slot(const SlotRequest &request, TimestampTz start, TimestampTz deadline) {
-    SlotGrant grant{false, -1, 0, 0};
+    SlotGrant grant{false, -1, 0, 0, 0};
     LineWait line;
     if (!line_join(&line, request, start, deadline)) return grant;
     for (;;) {
         line_begin_look(&line);
         grant = look_for_slot(request, true);
         line_end_look(&line);
-        if (grant.granted || !line_sleep(&line, grant.next_expiry)) break;
+        if (grant.granted ||
+            !line_sleep(&line, grant.next_expiry, request.permits - grant.free_seen))
+            break;
     }
     line_leave(&line);
     return grant;
@@ -189,7 +193,7 @@ SlotGrant claim(const char *function, const SlotRequest &request, int64 wait) {
     // session is no place to attach).
     if (request.kind != ClaimKind::kLease || wait > 0) (void)registry_attach();
     (void)release_epochs_attach();
-    SlotGrant grant{false, -1, 0, 0};
+    SlotGrant grant{false, -1, 0, 0, 0};
     if (hold_line_if_empty(request.name)) {
         const EpochMark mark = release_epochs_mark(request.name);
         grant = look_for_slot(request, false);

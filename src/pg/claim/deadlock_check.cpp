@@ -15,6 +15,7 @@ namespace {
 struct Graph {
     int *ids;
     core::WaitKind *kinds;
+    int32 *lacks;  // of kAny nodes
     int node_count;
     int node_capacity;
     core::WaitEdge *edges;
@@ -31,9 +32,12 @@ int node_of(Graph *graph, int id) {
         graph->ids = static_cast<int *>(repalloc(graph->ids, graph->node_capacity * sizeof(int)));
         graph->kinds = static_cast<core::WaitKind *>(
             repalloc(graph->kinds, graph->node_capacity * sizeof(core::WaitKind)));
+        graph->lacks =
+            static_cast<int32 *>(repalloc(graph->lacks, graph->node_capacity * sizeof(int32)));
     }
     graph->ids[graph->node_count] = id;
     graph->kinds[graph->node_count] = core::WaitKind::kRunning;
+    graph->lacks[graph->node_count] = 1;
     return graph->node_count++;
 }
 
@@ -164,6 +168,7 @@ struct FirstWaiter {
     uint64 key;
     const text *name;
     int32 n;
+    int32 lacks;
 };
 
 // Keys of the slot-holder locks held in the lock table, sorted, with their holders' pids.
@@ -229,15 +234,16 @@ void add_slot_lock_holders(Graph *graph, const FirstWaiter &first, const LockDat
     }
 }
 
-// Edges to what the leases below the waiter's n need to end. False when one of them ends by
-// itself (or is free already): then the waiter is not stuck, whatever else holds.
-bool add_lease_holders(Graph *graph, const FirstWaiter &first, const Leases &leases) {
+// Edges to what the leases below the waiter's n need to end, one per lease (per slot); a lease
+// that ends by itself (or is free already) leads to a node that never waits.
+void add_lease_holders(Graph *graph, const FirstWaiter &first, const Leases &leases) {
     for (int i = 0; i < leases.count; ++i) {
         const Lease &lease = leases.rows[i];
         if (lease.key != first.key || (first.n > 0 && lease.slot >= first.n)) continue;
         switch (lease.end) {
             case LeaseEnd::kByItself:
-                return false;
+                add_edge(graph, first.pid, graph->next_slot_id--);  // a kRunning node
+                break;
             case LeaseEnd::kInserter:
                 add_edge(graph, first.pid, lease.inserter_pid);
                 break;
@@ -251,7 +257,6 @@ bool add_lease_holders(Graph *graph, const FirstWaiter &first, const Leases &lea
             }
         }
     }
-    return true;
 }
 
 void add_first_waiters(Graph *graph, const LockData *locks, const Leases &leases,
@@ -261,7 +266,7 @@ void add_first_waiters(Graph *graph, const LockData *locks, const Leases &leases
     for (int f = 0; f < locks->nelements; ++f) {
         const LockInstanceData &lock = locks->locks[f];
         if (!is_first_place(lock)) continue;
-        FirstWaiter first{lock.pid, locktag_key(lock.locktag), nullptr, 0};
+        FirstWaiter first{lock.pid, locktag_key(lock.locktag), nullptr, 0, 1};
         if (first.pid == me.pid && first.key == me.key) {
             first = me;
         } else {
@@ -272,19 +277,16 @@ void add_first_waiters(Graph *graph, const LockData *locks, const Leases &leases
                 first.n = 0;
         }
         const int node = node_of(graph, first.pid);
-        const core::WaitKind before = graph->kinds[node];
         graph->kinds[node] = core::WaitKind::kAny;
-        if (!add_lease_holders(graph, first, leases)) {
-            graph->kinds[node] = before;  // a lease ends by itself: not stuck
-            continue;
-        }
+        graph->lacks[node] = first.lacks;
+        add_lease_holders(graph, first, leases);
         add_slot_lock_holders(graph, first, locks, holders);
     }
 }
 
 }  // namespace
 
-bool first_waiter_deadlocked(const text *name, int32 n) {
+bool first_waiter_deadlocked(const text *name, int32 n, int32 lacking) {
     Leases leases;
     read_leases(&leases);
     Graph graph{};
@@ -292,6 +294,7 @@ bool first_waiter_deadlocked(const text *name, int32 n) {
     graph.ids = static_cast<int *>(palloc(graph.node_capacity * sizeof(int)));
     graph.kinds =
         static_cast<core::WaitKind *>(palloc(graph.node_capacity * sizeof(core::WaitKind)));
+    graph.lacks = static_cast<int32 *>(palloc(graph.node_capacity * sizeof(int32)));
     graph.edge_capacity = 64;
     graph.edges =
         static_cast<core::WaitEdge *>(palloc(graph.edge_capacity * sizeof(core::WaitEdge)));
@@ -299,14 +302,17 @@ bool first_waiter_deadlocked(const text *name, int32 n) {
     const int me = node_of(&graph, MyProcPid);
     const LockData *locks = GetLockStatusData();
     add_lock_waits(&graph, locks);
-    add_first_waiters(&graph, locks, leases, FirstWaiter{MyProcPid, name_key(name), name, n});
+    add_first_waiters(&graph, locks, leases,
+                      FirstWaiter{MyProcPid, name_key(name), name, n, lacking});
     // Prepared transactions (pid 0) hold, and never wait: they stay kRunning.
     const core::WaitKind *kinds = graph.kinds;
+    const int32 *lacks = graph.lacks;
     const core::WaitEdge *edges = graph.edges;
     const std::size_t nodes = graph.node_count;
     const std::size_t edge_count = graph.edge_count;
     return PGSEM_CPP_CALL([&] {
-        return core::deadlocked(kinds, nodes, edges, edge_count, static_cast<std::size_t>(me));
+        return core::deadlocked(kinds, lacks, nodes, edges, edge_count,
+                                static_cast<std::size_t>(me));
     });
 }
 

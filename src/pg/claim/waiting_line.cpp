@@ -140,7 +140,7 @@ void line_end_look(LineWait *wait) {
     MemoryContextSwitchTo(wait->caller);
 }
 
-bool line_sleep(LineWait *wait, TimestampTz next_expiry) {
+bool line_sleep(LineWait *wait, TimestampTz next_expiry, int32 lacking) {
     const SlotRequest &request = *wait->request;
     const TimestampTz now = GetCurrentTimestamp();
     if (now >= wait->deadline) return false;
@@ -153,7 +153,7 @@ bool line_sleep(LineWait *wait, TimestampTz next_expiry) {
         // Two looks a deadlock_timeout apart, so that a waiter woken but not yet at its slot is
         // never taken for a stuck one.
         MemoryContextSwitchTo(wait->look_context);
-        const bool stuck = first_waiter_deadlocked(request.name, request.n);
+        const bool stuck = first_waiter_deadlocked(request.name, request.n, lacking);
         MemoryContextSwitchTo(wait->caller);
         if (stuck && wait->deadlock_suspected) raise_semaphore_deadlock(request.name);
         wait->deadlock_suspected = stuck;

@@ -61,12 +61,12 @@ bool line_join(LineWait *wait, const SlotRequest &request, TimestampTz start, Ti
 // of any length takes no more memory than one look.
 void line_begin_look(LineWait *wait);
 void line_end_look(LineWait *wait);
-// After a look that found no slot: checks for deadlocks (40P01) and the caller's lock_timeout
-// (55P03), then -- unless it did check for deadlocks, after which the caller looks again at
-// once -- sleeps until woken, until `next_expiry` (a lease the look saw may run out then;
-// 0: none), the deadline, the next deadlock check or pgsem.first_waiter_recheck. False when the
-// deadline has passed.
-bool line_sleep(LineWait *wait, TimestampTz next_expiry);
+// After a look that found too few slots (`lacking` more are needed): checks for deadlocks (40P01)
+// and the caller's lock_timeout (55P03), then -- unless it did check for deadlocks, after which
+// the caller looks again at once -- sleeps until woken, until `next_expiry` (a lease the look saw
+// may run out then; 0: none), the deadline, the next deadlock check or
+// pgsem.first_waiter_recheck. False when the deadline has passed.
+bool line_sleep(LineWait *wait, TimestampTz next_expiry, int32 lacking);
 // Gives first place to the next in line.
 void line_leave(LineWait *wait);
 
