@@ -189,17 +189,30 @@ $node->safe_psql('from_10', q{
 });
 attack('from_10', 'trudy', 'update from 1.0', 'ALTER EXTENSION pgsem UPDATE');
 is( check('from_10', q{
-		SELECT has_function_privilege('app', 'public.sem_claim(text, integer, interval, interval)',
+		SELECT has_function_privilege('app',
+		                              'public.sem_claim(text, integer, interval, interval, integer)',
 		                              'EXECUTE WITH GRANT OPTION')
-		   AND NOT has_function_privilege('public', 'public.sem_claim(text, integer, interval, interval)',
+		   AND NOT has_function_privilege('public',
+		                                  'public.sem_claim(text, integer, interval, interval, integer)',
 		                                  'EXECUTE')}),
 	't', 'update from 1.0: the privileges set on sem_claim carried over');
 
+# From 1.1, with privileges a DBA set on sem_claim_xact: 1.2 replaces it (permits) and carries
+# them over, in the part of its DO block that only such privileges reach.
 $node->safe_psql('from_11', q{
     CREATE EXTENSION pgsem VERSION '1.1';
+    REVOKE EXECUTE ON FUNCTION sem_claim_xact(text, integer, interval) FROM PUBLIC;
+    GRANT EXECUTE ON FUNCTION sem_claim_xact(text, integer, interval) TO app WITH GRANT OPTION;
     GRANT CREATE ON SCHEMA public TO oscar;
 });
 attack('from_11', 'oscar', 'update from 1.1', 'ALTER EXTENSION pgsem UPDATE');
+is( check('from_11', q{
+		SELECT has_function_privilege('app', 'public.sem_claim_xact(text, integer, interval, integer)',
+		                              'EXECUTE WITH GRANT OPTION')
+		   AND NOT has_function_privilege('public',
+		                                  'public.sem_claim_xact(text, integer, interval, integer)',
+		                                  'EXECUTE')}),
+	't', 'update from 1.1: the privileges set on sem_claim_xact carried over');
 
 $node->stop;
 done_testing();
