@@ -3,7 +3,7 @@
 -- PUBLIC has no right at all on schema pgsem, table pgsem.claims or sequence pgsem.claim_id.
 \set ON_ERROR_STOP 1
 BEGIN;
-SELECT plan(140);
+SELECT plan(141);
 
 -- An ordinary role: no attributes, no grants, member of nothing.
 CREATE ROLE pgtap_plain NOLOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT;
@@ -33,7 +33,7 @@ SELECT is((SELECT count(*) FROM pg_class c, aclexplode(c.relacl) a
           'pgsem.claims''s ACL has no entry for PUBLIC');
 SELECT columns_are('pgsem', 'claims',
     ARRAY['id', 'name', 'slot', 'slots', 'claimed_at', 'expires_at', 'lease', 'ended_at',
-          'outcome', 'holder_pid', 'holder_role', 'application_name'],
+          'outcome', 'holder_pid', 'holder_role', 'application_name', 'permits'],
     'pgsem.claims has the expected columns');
 SELECT col_type_is('pgsem', 'claims', c.col, c.typ,
                    format('pgsem.claims.%s is %s', c.col, c.typ))
@@ -42,10 +42,11 @@ SELECT col_type_is('pgsem', 'claims', c.col, c.typ,
                (6, 'expires_at', 'timestamp with time zone'), (7, 'lease', 'interval'),
                (8, 'ended_at', 'timestamp with time zone'), (9, 'outcome', 'text'),
                (10, 'holder_pid', 'integer'), (11, 'holder_role', 'oid'),
-               (12, 'application_name', 'text')) AS c(pos, col, typ)
+               (12, 'application_name', 'text'), (13, 'permits', 'integer')) AS c(pos, col, typ)
  ORDER BY c.pos;
 SELECT has_pk('pgsem', 'claims', 'pgsem.claims has a primary key');
-SELECT col_is_pk('pgsem', 'claims', 'id', 'pgsem.claims'' primary key is id');
+SELECT col_is_pk('pgsem', 'claims', ARRAY['id', 'slot'],
+                 'pgsem.claims'' primary key is (id, slot): a claim of k permits is k rows of one id');
 SELECT is((SELECT co.collname FROM pg_attribute a JOIN pg_collation co ON co.oid = a.attcollation
             WHERE a.attrelid = 'pgsem.claims'::regclass AND a.attname = 'name'),
           'C'::name, 'pgsem.claims.name compares bytewise (COLLATE "C")');
@@ -84,7 +85,8 @@ SELECT is((SELECT pg_get_expr(indpred, indrelid) FROM pg_index
 SELECT is((SELECT pg_get_indexdef('pgsem.claims_live_slot'::regclass)),
           'CREATE UNIQUE INDEX claims_live_slot ON pgsem.claims USING btree (name, slot) WHERE (ended_at IS NULL)',
           'claims_live_slot''s full definition');
-SELECT has_index('pgsem', 'claims', 'claims_pkey', ARRAY['id'], 'index claims_pkey is on (id)');
+SELECT has_index('pgsem', 'claims', 'claims_pkey', ARRAY['id', 'slot'],
+                 'index claims_pkey is on (id, slot)');
 
 ------------------------------------------------------------------------------------------------
 -- pg_dump keeps the table and the sequence (1)
@@ -156,8 +158,9 @@ INSERT INTO api VALUES
     ('advisory_session_try_lock_text', '{text}'),
     ('advisory_session_try_lock_text_shared', '{text}'),
     ('advisory_session_unlock_text', '{text}'), ('advisory_session_unlock_text_shared', '{text}'),
-    ('sem_claim', '{text,integer,interval,interval}'), ('sem_release', '{bigint}'),
-    ('sem_claim_xact', '{text,integer,interval}'), ('sem_claim_session', '{text,integer,interval}'),
+    ('sem_claim', '{text,integer,interval,interval,integer}'), ('sem_release', '{bigint}'),
+    ('sem_claim_xact', '{text,integer,interval,integer}'),
+    ('sem_claim_session', '{text,integer,interval,integer}'),
     ('sem_release_session', '{text,integer}'),
     ('sem_renew', '{bigint,interval}'), ('sem_held', '{bigint}'), ('sem_fence', '{bigint}'),
     ('sem_prune_history', '{bigint}');

@@ -2,7 +2,7 @@
 -- not act on another role's claim.
 \set ON_ERROR_STOP 1
 BEGIN;
-SELECT plan(56);
+SELECT plan(61);
 
 ------------------------------------------------------------------------------------------------
 -- sem_claim: argument checks (12 by SQLSTATE, 4 by SQLSTATE and message)
@@ -17,6 +17,17 @@ SELECT throws_ok($$SELECT sem_claim('pgtap-err', -1)$$, '22023', NULL,
                  'sem_claim(name, -1): 22023');
 SELECT throws_ok($$SELECT sem_claim('pgtap-err', 1000001)$$, '22023', NULL,
                  'sem_claim(name, 1000001): 22023');
+-- permits: NULL, below 1, above n, above the limit; each kind of claim, nothing taken.
+SELECT throws_ok($$SELECT sem_claim('pgtap-err', 4, '1 minute', '0', NULL)$$, '22004', NULL,
+                 'sem_claim with NULL permits: 22004');
+SELECT throws_ok($$SELECT sem_claim('pgtap-err', 4, permits => 0)$$, '22023', NULL,
+                 'sem_claim with permits = 0: 22023');
+SELECT throws_ok($$SELECT sem_claim_xact('pgtap-err', 4, permits => 5)$$, '22023', NULL,
+                 'sem_claim_xact with permits above n: 22023');
+SELECT throws_ok($$SELECT sem_claim_session('pgtap-err', 2000, permits => 1001)$$, '22023', NULL,
+                 'sem_claim_session with permits above 1000: 22023');
+SELECT is((SELECT count(*) FROM sem_holders WHERE name = 'pgtap-err'), 0::bigint,
+          'no bad permits took a slot');
 SELECT throws_ok($$SELECT sem_claim('pgtap-err', NULL)$$, '22004', NULL,
                  'sem_claim(name, NULL): 22004');
 SELECT throws_ok($$SELECT sem_claim('pgtap-err', 1, '0')$$, '22023', NULL,
