@@ -14,6 +14,17 @@
 ALTER FUNCTION @extschema@.sem_prune_history(bigint) CALLED ON NULL INPUT;
 
 ------------------------------------------------------------------------------------------------
+-- Claims of several permits: the table
+------------------------------------------------------------------------------------------------
+
+-- A claim of k permits holds k slots at once: a lease is k rows sharing one id, one per slot, so
+-- the primary key becomes (id, slot); each row carries the claim's k (NULL in rows made before
+-- 1.2, which hold one). Releases, renewals and fences act on all rows of an id.
+ALTER TABLE pgsem.claims ADD COLUMN permits integer;
+ALTER TABLE pgsem.claims DROP CONSTRAINT claims_pkey,
+                         ADD CONSTRAINT claims_pkey PRIMARY KEY (id, slot);
+
+------------------------------------------------------------------------------------------------
 -- A lease past its lease that an open transaction still holds shows in the views
 ------------------------------------------------------------------------------------------------
 
@@ -28,7 +39,8 @@ CREATE FUNCTION pgsem.unended_claims(
     OUT pid integer, OUT role oid, OUT application_name text,
     OUT committed boolean, OUT xid xid, OUT transaction_pid integer,
     OUT transaction_started timestamptz,
-    OUT locker_xid xid, OUT locker_pid integer, OUT locker_started timestamptz)
+    OUT locker_xid xid, OUT locker_pid integer, OUT locker_started timestamptz,
+    OUT permits integer)
     RETURNS SETOF record
     AS 'MODULE_PATHNAME', 'pgsem_live_claims'
     LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
@@ -102,11 +114,12 @@ CREATE OR REPLACE VIEW @extschema@.sem_history AS
            CASE WHEN c.ended_at IS NOT NULL THEN c.ended_at
                 WHEN c.expires_at OPERATOR(pg_catalog.<=) pg_catalog.clock_timestamp()
                     THEN c.expires_at END AS ended_at,
-           c.holder_pid AS pid, c.holder_role::pg_catalog.regrole AS role, c.application_name
+           c.holder_pid AS pid, c.holder_role::pg_catalog.regrole AS role, c.application_name,
+           COALESCE(c.permits, 1) AS permits
       FROM pgsem.claims c
     UNION ALL
     SELECT u.id, u.name COLLATE pg_catalog."C", u.slot, u.n, u.claimed_at, u.expires_at, u.lease,
-           'uncommitted', NULL, u.pid, u.role::pg_catalog.regrole, u.application_name
+           'uncommitted', NULL, u.pid, u.role::pg_catalog.regrole, u.application_name, u.permits
       FROM pgsem.unended_claims() u
      WHERE NOT u.committed;
 
@@ -116,12 +129,6 @@ DROP FUNCTION pgsem.live_claims();
 -- Claims of several permits
 ------------------------------------------------------------------------------------------------
 
--- A claim of k permits holds k slots at once: a lease is k rows sharing one id, one per slot, so
--- the primary key becomes (id, slot); each row carries the claim's k (NULL in rows made before
--- 1.2, which hold one). Releases, renewals and fences act on all rows of an id.
-ALTER TABLE pgsem.claims ADD COLUMN permits integer;
-ALTER TABLE pgsem.claims DROP CONSTRAINT claims_pkey,
-                         ADD CONSTRAINT claims_pkey PRIMARY KEY (id, slot);
 
 -- The three claim functions gain `permits integer DEFAULT 1` after their last argument: calls
 -- that do not pass it keep their meaning. A function cannot gain an argument in place, so each is

@@ -29,6 +29,7 @@ enum LiveClaimColumn : int {
     kLockerXid = kColumnCount1_1,
     kLockerPid,
     kLockerStarted,
+    kPermits,  // the claim's k: each of its slots is a row of its own
     kColumnCount
 };
 
@@ -101,7 +102,10 @@ void put_row(Tuplestorestate *store, TupleDesc desc, const ClaimScan &scan, cons
         nulls[kXid] = false;
         put_transaction(BackendXidGetPid(top), kTransactionPid, kTransactionStarted, values, nulls);
     }
-    if (desc->natts == kColumnCount) put_locker(scan, row, values, nulls);
+    if (desc->natts == kColumnCount) {
+        put_locker(scan, row, values, nulls);
+        values[kPermits] = Int32GetDatum(row.permits);
+    }
     tuplestore_putvalues(store, desc, values, nulls);
 }
 

@@ -164,6 +164,9 @@ void read_row(TupleTableSlot *tuple_slot, const SnapshotData *dirty, ClaimRow *r
     }
     row->holder_pid = DatumGetInt32(v[kColHolderPid - 1]);
     row->holder_role = DatumGetObjectId(v[kColHolderRole - 1]);
+    row->permits = has_permits_column(tuple_slot->tts_tupleDescriptor) && !null[kColPermits - 1]
+                       ? DatumGetInt32(v[kColPermits - 1])
+                       : 1;
     row->inserter = dirty != nullptr ? dirty->xmin : InvalidTransactionId;
     row->insert_in_progress = TransactionIdIsValid(row->inserter);
     // A dirty read shows this transaction's own rows as if committed; whether a row is one of

@@ -30,6 +30,7 @@ struct ClaimRow {
     bool released;         // column "outcome" when ended: 'released' (else 'timed out')
     int32 holder_pid;
     Oid holder_role;
+    int32 permits;  // column "permits" (1.2): the claim's k; 1 where NULL or absent
     // Seen by a dirty read only:
     TransactionId inserter;   // the open transaction inserting this row, or invalid
     bool insert_in_progress;  // inserted by another, still open, transaction
