@@ -37,7 +37,7 @@ COMMIT;
 SELECT sem_held(:big) AS held;
 -- A release frees all three slots at once.
 SELECT sem_release(:big) AS released, sem_release(:big) AS released_twice, sem_held(:big) AS held;
-SELECT string_agg(status, ',' ORDER BY slot) AS history FROM sem_history WHERE id = :big;
+SELECT string_agg(status || ' ' || permits, ',' ORDER BY slot) AS history FROM sem_history WHERE id = :big;
 SELECT sem_claim('p lease', 5, '1 hour', permits => 3) IS NOT NULL AS three_again;
 SELECT count(*) AS held_now FROM sem_holders WHERE name = 'p lease';
 

@@ -128,7 +128,7 @@ SELECT columns_are('public', 'sem_waiters',
     'sem_waiters has the expected columns');
 SELECT columns_are('public', 'sem_history',
     ARRAY['id', 'name', 'slot', 'n', 'claimed_at', 'expires_at', 'lease', 'status', 'ended_at',
-          'pid', 'role', 'application_name'],
+          'pid', 'role', 'application_name', 'permits'],
     'sem_history has the expected columns');
 SELECT col_type_is('public', c.v, c.col, c.typ, format('%s.%s is %s', c.v, c.col, c.typ))
   FROM (VALUES
