@@ -25,6 +25,18 @@ ALTER TABLE pgsem.claims DROP CONSTRAINT claims_pkey,
                          ADD CONSTRAINT claims_pkey PRIMARY KEY (id, slot);
 
 ------------------------------------------------------------------------------------------------
+-- Retry-safe claims: the table
+------------------------------------------------------------------------------------------------
+
+-- A lease claimed with a request key carries it on the row of its lowest slot. At most one live
+-- claim per semaphore, role and key: a retry whose first attempt was granted gets that claim
+-- (sem_claim serializes callers of one key on a lock of its own; this index is the final
+-- arbiter). Once the claim ends, the key is free again.
+ALTER TABLE pgsem.claims ADD COLUMN request_key text COLLATE "C";
+CREATE UNIQUE INDEX claims_request_key ON pgsem.claims (name, holder_role, request_key)
+    WHERE ended_at IS NULL AND request_key IS NOT NULL;
+
+------------------------------------------------------------------------------------------------
 -- A lease past its lease that an open transaction still holds shows in the views
 ------------------------------------------------------------------------------------------------
 
@@ -150,11 +162,12 @@ BEGIN
              $create$CREATE FUNCTION @extschema@.sem_claim(name text, n integer,
                                                   timeout interval DEFAULT '90 seconds',
                                                   wait interval DEFAULT '0',
-                                                  permits integer DEFAULT 1)
+                                                  permits integer DEFAULT 1,
+                                                  request_key text DEFAULT NULL)
                 RETURNS bigint
                 AS 'MODULE_PATHNAME', 'pgsem_sem_claim_1_1'
                 LANGUAGE C VOLATILE PARALLEL UNSAFE$create$,
-             '@extschema@.sem_claim(text, integer, interval, interval, integer)'),
+             '@extschema@.sem_claim(text, integer, interval, interval, integer, text)'),
             ('@extschema@.sem_claim_xact(text, integer, interval)'::regprocedure,
              $create$CREATE FUNCTION @extschema@.sem_claim_xact(name text, n integer,
                                                        wait interval DEFAULT '0',
@@ -227,8 +240,8 @@ BEGIN
     END LOOP;
 END
 $update$;
-COMMENT ON FUNCTION @extschema@.sem_claim(text, integer, interval, interval, integer) IS
-    'takes permits free slots below n of semaphore name (all or none) for a lease of timeout, waiting in line up to wait; the claim id, or NULL';
+COMMENT ON FUNCTION @extschema@.sem_claim(text, integer, interval, interval, integer, text) IS
+    'takes permits free slots below n of semaphore name (all or none) for a lease of timeout, waiting in line up to wait; the claim id, or NULL; with a request_key that names a live claim of this role on name, that claim''s id';
 COMMENT ON FUNCTION @extschema@.sem_claim_xact(text, integer, interval, integer) IS
     'takes permits free slots below n of semaphore name (all or none) until this transaction ends, waiting in line up to wait; the lowest of them, or NULL';
 COMMENT ON FUNCTION @extschema@.sem_claim_session(text, integer, interval, integer) IS

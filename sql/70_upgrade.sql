@@ -105,7 +105,7 @@ SELECT f AS function,
        has_function_privilege('regress_upgrade_app', f, 'EXECUTE') AS app_may,
        has_function_privilege('regress_upgrade_other', f, 'EXECUTE') AS others_may,
        (SELECT count(*) FROM pg_init_privs WHERE objoid = f::regprocedure) AS recorded_as_initial
-  FROM unnest(ARRAY['sem_claim(text, integer, interval, interval, integer)',
+  FROM unnest(ARRAY['sem_claim(text, integer, interval, interval, integer, text)',
                     'sem_claim_xact(text, integer, interval, integer)',
                     'sem_claim_session(text, integer, interval, integer)']) f;
 SET client_min_messages = warning;

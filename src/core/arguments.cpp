@@ -9,6 +9,13 @@ Problem check_name(bool is_null, std::size_t bytes) noexcept {
     return Problem::kNone;
 }
 
+Problem check_request_key(bool is_null, std::size_t bytes) noexcept {
+    if (is_null) return Problem::kNone;
+    if (bytes == 0) return Problem::kEmpty;
+    if (bytes > kMaxRequestKeyBytes) return Problem::kTooLong;
+    return Problem::kNone;
+}
+
 namespace {
 
 // 128 bits: months * 30 days * 86400e6 overflows 64 bits long before INT32_MAX months.

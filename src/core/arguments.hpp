@@ -15,6 +15,10 @@ namespace pgsem::core {
 // TOASTed or to approach the btree's per-entry size limit.
 inline constexpr std::size_t kMaxNameBytes = 256;
 
+// A request key (sem_claim's retry-safe claims) is compared bytewise and kept in a btree key, as a
+// name is.
+inline constexpr std::size_t kMaxRequestKeyBytes = 256;
+
 // Far above any real pool, low enough that slot numbers, probes and counts stay small integers.
 inline constexpr std::int64_t kMaxN = 1000000;
 
@@ -40,7 +44,7 @@ enum class Problem : std::uint8_t {
     kNone,
     kNull,         // SQL NULL where a value is required
     kEmpty,        // empty name
-    kTooLong,      // name longer than kMaxNameBytes
+    kTooLong,      // name longer than kMaxNameBytes, request key than kMaxRequestKeyBytes
     kNotPositive,  // n <= 0, lease <= 0
     kNegative,     // wait < 0
     kTooLarge,     // n > kMaxN, lease > kMaxLeaseMicros, wait > kMaxWaitMicros
@@ -61,6 +65,8 @@ struct LeaseCheck {
 };
 
 Problem check_name(bool is_null, std::size_t bytes) noexcept;
+// NULL is no key at all (kNone); an empty key is a mistake, not a key.
+Problem check_request_key(bool is_null, std::size_t bytes) noexcept;
 Problem check_n(bool is_null, std::int64_t n) noexcept;
 // For a valid n: permits in [1, min(n, kMaxPermits)].
 Problem check_permits(bool is_null, std::int64_t permits, std::int64_t n) noexcept;

@@ -28,8 +28,8 @@ INSERT INTO api VALUES
     ('advisory_session_try_lock_text_shared', '{text}', 'boolean', 'volatile', false, 'u', 'key text'),
     ('advisory_session_unlock_text', '{text}', 'boolean', 'volatile', false, 'u', 'key text'),
     ('advisory_session_unlock_text_shared', '{text}', 'boolean', 'volatile', false, 'u', 'key text'),
-    ('sem_claim', '{text,integer,interval,interval,integer}', 'bigint', 'volatile', false, 'u',
-        'name text, n integer, timeout interval DEFAULT ''00:01:30''::interval, wait interval DEFAULT ''00:00:00''::interval, permits integer DEFAULT 1'),
+    ('sem_claim', '{text,integer,interval,interval,integer,text}', 'bigint', 'volatile', false, 'u',
+        'name text, n integer, timeout interval DEFAULT ''00:01:30''::interval, wait interval DEFAULT ''00:00:00''::interval, permits integer DEFAULT 1, request_key text DEFAULT NULL::text'),
     ('sem_claim_xact', '{text,integer,interval,integer}', 'integer', 'volatile', false, 'u',
         'name text, n integer, wait interval DEFAULT ''00:00:00''::interval, permits integer DEFAULT 1'),
     ('sem_claim_session', '{text,integer,interval,integer}', 'integer', 'volatile', false, 'u',
@@ -121,9 +121,9 @@ SELECT results_eq(
     $$SELECT fn::regprocedure::text, pg_get_function_arguments(fn) FROM api_proc ORDER BY 1$$,
     $$SELECT fn::regprocedure::text, arguments FROM api_proc ORDER BY 1$$,
     'pg_get_function_arguments() of every function');
-SELECT is(pg_get_function_arguments('public.sem_claim(text,integer,interval,interval,integer)'::regprocedure),
-          'name text, n integer, timeout interval DEFAULT ''00:01:30''::interval, wait interval DEFAULT ''00:00:00''::interval, permits integer DEFAULT 1',
-          'sem_claim: timeout defaults to 00:01:30, wait to 0, permits to 1');
+SELECT is(pg_get_function_arguments('public.sem_claim(text,integer,interval,interval,integer,text)'::regprocedure),
+          'name text, n integer, timeout interval DEFAULT ''00:01:30''::interval, wait interval DEFAULT ''00:00:00''::interval, permits integer DEFAULT 1, request_key text DEFAULT NULL::text',
+          'sem_claim: timeout defaults to 00:01:30, wait to 0, permits to 1, request_key to NULL');
 SELECT is(pg_get_function_arguments('public.sem_renew(bigint,interval)'::regprocedure),
           'id bigint, timeout interval DEFAULT NULL::interval',
           'sem_renew: timeout defaults to NULL');
@@ -132,19 +132,19 @@ SELECT is(pg_get_function_arguments('public.sem_prune_history(bigint)'::regproce
           'sem_prune_history: max_rows defaults to 10000');
 -- The default expressions, evaluated.
 SELECT results_eq(
-    'SELECT ' || pg_get_function_arg_default('public.sem_claim(text,integer,interval,interval,integer)'::regprocedure, 3),
+    'SELECT ' || pg_get_function_arg_default('public.sem_claim(text,integer,interval,interval,integer,text)'::regprocedure, 3),
     $$VALUES (interval '90 seconds')$$,
     'sem_claim''s default timeout evaluates to 90 seconds');
 SELECT results_eq(
     format('SELECT %s, %s, %s',
-           pg_get_function_arg_default('public.sem_claim(text,integer,interval,interval,integer)'::regprocedure, 4),
+           pg_get_function_arg_default('public.sem_claim(text,integer,interval,interval,integer,text)'::regprocedure, 4),
            pg_get_function_arg_default('public.sem_claim_xact(text,integer,interval,integer)'::regprocedure, 3),
            pg_get_function_arg_default('public.sem_claim_session(text,integer,interval,integer)'::regprocedure, 3)),
     $$VALUES (interval '0', interval '0', interval '0')$$,
     'every claim''s default wait evaluates to 0: answer at once');
 SELECT results_eq(
     format('SELECT %s, %s, %s',
-           pg_get_function_arg_default('public.sem_claim(text,integer,interval,interval,integer)'::regprocedure, 5),
+           pg_get_function_arg_default('public.sem_claim(text,integer,interval,interval,integer,text)'::regprocedure, 5),
            pg_get_function_arg_default('public.sem_claim_xact(text,integer,interval,integer)'::regprocedure, 4),
            pg_get_function_arg_default('public.sem_claim_session(text,integer,interval,integer)'::regprocedure, 4)),
     $$VALUES (1, 1, 1)$$,
@@ -158,15 +158,15 @@ SELECT results_eq(
     $$SELECT fn::regprocedure::text, p.pronargdefaults::int
         FROM api_proc a JOIN pg_proc p ON p.oid = a.fn ORDER BY 1$$,
     $$SELECT fn::regprocedure::text,
-             CASE WHEN name = 'sem_claim' THEN 3
+             CASE WHEN name = 'sem_claim' THEN 4
                   WHEN name IN ('sem_claim_xact', 'sem_claim_session') THEN 2
                   WHEN name IN ('sem_renew', 'sem_prune_history') THEN 1
                   ELSE 0 END
         FROM api_proc ORDER BY 1$$,
-    'the default arguments: sem_claim three, the scoped claims two, sem_renew and sem_prune_history one');
-SELECT is(pg_get_function_identity_arguments('public.sem_claim(text,integer,interval,interval,integer)'::regprocedure),
-          'name text, n integer, timeout interval, wait interval, permits integer',
-          'sem_claim''s arguments are named name, n, timeout, wait, permits');
+    'the default arguments: sem_claim four, the scoped claims two, sem_renew and sem_prune_history one');
+SELECT is(pg_get_function_identity_arguments('public.sem_claim(text,integer,interval,interval,integer,text)'::regprocedure),
+          'name text, n integer, timeout interval, wait interval, permits integer, request_key text',
+          'sem_claim''s arguments are named name, n, timeout, wait, permits, request_key');
 SELECT ok(to_regprocedure('public.sem_claim(text,integer,interval)') IS NULL
           AND to_regprocedure('public.sem_claim(text,integer,interval,interval)') IS NULL
           AND to_regprocedure('public.sem_claim_xact(text,integer,interval)') IS NULL

@@ -158,7 +158,7 @@ INSERT INTO api VALUES
     ('advisory_session_try_lock_text', '{text}'),
     ('advisory_session_try_lock_text_shared', '{text}'),
     ('advisory_session_unlock_text', '{text}'), ('advisory_session_unlock_text_shared', '{text}'),
-    ('sem_claim', '{text,integer,interval,interval,integer}'), ('sem_release', '{bigint}'),
+    ('sem_claim', '{text,integer,interval,interval,integer,text}'), ('sem_release', '{bigint}'),
     ('sem_claim_xact', '{text,integer,interval,integer}'),
     ('sem_claim_session', '{text,integer,interval,integer}'),
     ('sem_release_session', '{text,integer}'),

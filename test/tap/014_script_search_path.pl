@@ -190,10 +190,10 @@ $node->safe_psql('from_10', q{
 attack('from_10', 'trudy', 'update from 1.0', 'ALTER EXTENSION pgsem UPDATE');
 is( check('from_10', q{
 		SELECT has_function_privilege('app',
-		                              'public.sem_claim(text, integer, interval, interval, integer)',
+		                              'public.sem_claim(text, integer, interval, interval, integer, text)',
 		                              'EXECUTE WITH GRANT OPTION')
 		   AND NOT has_function_privilege('public',
-		                                  'public.sem_claim(text, integer, interval, interval, integer)',
+		                                  'public.sem_claim(text, integer, interval, interval, integer, text)',
 		                                  'EXECUTE')}),
 	't', 'update from 1.0: the privileges set on sem_claim carried over');
 

@@ -14,6 +14,14 @@ TEST(CheckName, NullEmptyAndLength) {
     EXPECT_EQ(check_name(false, kMaxNameBytes + 1), Problem::kTooLong);
 }
 
+TEST(CheckRequestKey, NullIsNoKeyEmptyAndLength) {
+    EXPECT_EQ(check_request_key(true, 0), Problem::kNone);
+    EXPECT_EQ(check_request_key(false, 0), Problem::kEmpty);
+    EXPECT_EQ(check_request_key(false, 1), Problem::kNone);
+    EXPECT_EQ(check_request_key(false, kMaxRequestKeyBytes), Problem::kNone);
+    EXPECT_EQ(check_request_key(false, kMaxRequestKeyBytes + 1), Problem::kTooLong);
+}
+
 TEST(CheckN, Bounds) {
     EXPECT_EQ(check_n(true, 4), Problem::kNull);
     EXPECT_EQ(check_n(false, 0), Problem::kNotPositive);

@@ -43,6 +43,25 @@ void require_valid_name(const char *function, bool is_null, const text *name) {
     }
 }
 
+void require_valid_request_key(const char *function, bool is_null, const text *key) {
+    const std::size_t bytes = is_null ? 0 : VARSIZE_ANY_EXHDR(key);
+    switch (PGSEM_NOTHROW(core::check_request_key(is_null, bytes))) {
+        case core::Problem::kNone:
+            return;
+        case core::Problem::kEmpty:
+            ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                            errmsg("%s: the request key must not be empty", function),
+                            errhint("Pass NULL (the default) for a claim without a key.")));
+            break;
+        default:
+            ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                            errmsg("%s: the request key is too long", function),
+                            errdetail("It is %zu bytes long; the limit is %zu bytes.", bytes,
+                                      core::kMaxRequestKeyBytes)));
+            break;
+    }
+}
+
 void require_valid_n(const char *function, bool is_null, int32 n) {
     switch (PGSEM_NOTHROW(core::check_n(is_null, n))) {
         case core::Problem::kNone:

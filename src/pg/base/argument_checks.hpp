@@ -10,6 +10,8 @@ namespace pgsem {
 
 // `function` names the SQL function in messages, e.g. "sem_claim()".
 void require_valid_name(const char *function, bool is_null, const text *name);
+// A request key: NULL (no key) or 1 to core::kMaxRequestKeyBytes bytes.
+void require_valid_request_key(const char *function, bool is_null, const text *key);
 void require_valid_n(const char *function, bool is_null, int32 n);
 // For a valid n.
 void require_valid_permits(const char *function, bool is_null, int32 permits, int32 n);

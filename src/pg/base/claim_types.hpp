@@ -22,6 +22,9 @@ struct SlotRequest {
     ClaimKind kind;
     int64 lease;    // microseconds, for kLease
     int32 permits;  // slots taken at once, all or none: 1 up to n
+    // kLease: the caller's request key, or nullptr. A claim made with a key that has a live claim
+    // of the same role on the name answers with that claim (claim/request_keys.hpp).
+    const text *request_key;
 };
 
 struct SlotGrant {

@@ -2,6 +2,7 @@
 #include "pg/base/boundary.hpp"
 #include "pg/claim/admission.hpp"
 #include "pg/claim/claim_sequence.hpp"
+#include "pg/claim/request_keys.hpp"
 #include "pg/claim/slot_search.hpp"
 #include "pg/claim/waiting_line.hpp"
 #include "pg/store/claims_table.hpp"
@@ -88,6 +89,9 @@ void take_slots(ClaimsTable *table, const SlotRequest &request, const PickedSlot
     row.expires_at = PGSEM_NOTHROW(core::lease_end(row.claimed_at, request.lease));
     for (int32 i = 0; i < picks.count; ++i) {
         row.slot = picks.slots[i];
+        // The key goes on one row, the lowest slot's: its unique index allows one per claim.
+        row.request_key =
+            row.slot == grant->slot ? const_cast<text *>(request.request_key) : nullptr;
         claims_insert(table, row);
     }
     grant->claim_id = row.id;
@@ -194,6 +198,8 @@ SlotGrant claim(const char *function, const SlotRequest &request, int64 wait) {
     if (request.kind != ClaimKind::kLease || wait > 0) (void)registry_attach();
     (void)release_epochs_attach();
     SlotGrant grant{false, -1, 0, 0, 0};
+    // A retry of a claim made with the same key answers with that claim (request_keys.hpp).
+    if (request.request_key != nullptr && recall_keyed_claim(request, &grant)) return grant;
     if (hold_line_if_empty(request.name)) {
         const EpochMark mark = release_epochs_mark(request.name);
         grant = look_for_slot(request, false);

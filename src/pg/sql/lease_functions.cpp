@@ -9,8 +9,9 @@
 
 namespace {
 
-// sem_claim's arguments: name, n, timeout, (1.1) wait, (1.2) permits. Not STRICT: a null
-// argument is an error, because NULL is the answer "no slot".
+// sem_claim's arguments: name, n, timeout, (1.1) wait, (1.2) permits, request_key. Not STRICT: a
+// null argument is an error, because NULL is the answer "no slot" -- but for request_key, where
+// NULL is no key.
 Datum sem_claim(FunctionCallInfo fcinfo, bool has_wait) {
     constexpr const char *kFunction = "sem_claim()";
     const text *name = PG_ARGISNULL(0) ? nullptr : PG_GETARG_TEXT_PP(0);
@@ -27,8 +28,12 @@ Datum sem_claim(FunctionCallInfo fcinfo, bool has_wait) {
     const bool has_permits = PG_NARGS() > 4;
     const int32 permits = has_permits && !PG_ARGISNULL(4) ? PG_GETARG_INT32(4) : 1;
     pgsem::require_valid_permits(kFunction, has_permits && PG_ARGISNULL(4), permits, n);
+    const bool has_key = PG_NARGS() > 5 && !PG_ARGISNULL(5);
+    const text *key = has_key ? PG_GETARG_TEXT_PP(5) : nullptr;
+    pgsem::require_valid_request_key(kFunction, !has_key, key);
     const pgsem::SlotGrant grant = pgsem::claim(
-        kFunction, pgsem::SlotRequest{name, n, pgsem::ClaimKind::kLease, lease, permits}, wait);
+        kFunction, pgsem::SlotRequest{name, n, pgsem::ClaimKind::kLease, lease, permits, key},
+        wait);
     if (!grant.granted) PG_RETURN_NULL();
     PG_RETURN_INT64(grant.claim_id);
 }
@@ -42,7 +47,7 @@ PGSEM_SQL_FUNCTION(pgsem_sem_claim) {
 
 // 1.1: sem_claim(name text, n integer, timeout interval DEFAULT '90 seconds',
 //                wait interval DEFAULT '0') -> bigint
-// 1.2: the same, then permits integer DEFAULT 1
+// 1.2: the same, then permits integer DEFAULT 1, request_key text DEFAULT NULL
 PGSEM_SQL_FUNCTION(pgsem_sem_claim_1_1) {
     return sem_claim(fcinfo, true);
 }

@@ -11,6 +11,7 @@ constexpr const char *kSchema = "pgsem";
 constexpr const char *kTable = "claims";
 constexpr const char *kPkeyIndex = "claims_pkey";
 constexpr const char *kLiveIndex = "claims_live_slot";
+constexpr const char *kRequestKeyIndex = "claims_request_key";  // from 1.2
 constexpr const char *kSequence = "claim_id";
 
 // ---- The table's shape, and the version-skew rule ----------------------------------------------
@@ -22,7 +23,9 @@ constexpr const char *kSequence = "claim_id";
 // them, which it leaves NULL. SQL functions whose signature changes keep their old C entry point
 // beside the new one (see sql/lease_functions.cpp). 1.1 appends no column; 1.2 appends
 // `permits` (the claim's k, on each of its rows; NULL in rows made before it, which hold 1) and
-// makes the primary key (id, slot): the k rows of a claim share its id.
+// `request_key` (on the row of a claim's lowest slot, when it was made with a key), makes the
+// primary key (id, slot) -- the k rows of a claim share its id -- and adds the unique index
+// claims_request_key.
 
 // Column numbers of pgsem.claims, as created by pgsem--1.0.sql.
 enum ClaimColumn : AttrNumber {
@@ -42,6 +45,7 @@ enum ClaimColumn : AttrNumber {
 constexpr int kKnownColumns = kColApplicationName;
 // Appended by 1.2; written when the table has it (the version-skew rule).
 constexpr AttrNumber kColPermits = kColApplicationName + 1;
+constexpr AttrNumber kColRequestKey = kColPermits + 1;
 
 struct ExpectedColumn {
     const char *name;
@@ -88,6 +92,13 @@ bool has_permits_column(TupleDesc desc) {
            strcmp(NameStr(att->attname), "permits") == 0;
 }
 
+bool has_request_key_column(TupleDesc desc) {
+    if (desc->natts < kColRequestKey) return false;
+    const Form_pg_attribute att = TupleDescAttr(desc, kColRequestKey - 1);
+    return !att->attisdropped && att->atttypid == TEXTOID &&
+           strcmp(NameStr(att->attname), "request_key") == 0;
+}
+
 // ---- Cached relation OIDs --------------------------------------------------------------------
 
 Oid lookup_relation(Oid nsp, const char *name) {
@@ -104,6 +115,7 @@ struct CachedRelations {
     Oid table;
     Oid pkey_index;
     Oid live_index;
+    Oid request_key_index;  // InvalidOid before 1.2
     Oid id_sequence;
 };
 CachedRelations cached = {};
@@ -118,6 +130,7 @@ void look_up_relations() {
     cached.table = lookup_relation(nsp, kTable);
     cached.pkey_index = lookup_relation(nsp, kPkeyIndex);
     cached.live_index = lookup_relation(nsp, kLiveIndex);
+    cached.request_key_index = get_relname_relid(kRequestKeyIndex, nsp);
     cached.id_sequence = lookup_relation(nsp, kSequence);
     cached.shape_checked = false;
     cached.valid = true;
@@ -274,6 +287,7 @@ void claims_open(ClaimsTable *table, LOCKMODE lockmode) {
     }
     table->pkey_index = cached.pkey_index;
     table->live_index = cached.live_index;
+    table->request_key_index = cached.request_key_index;
     table->id_sequence = cached.id_sequence;
     table->tuples = NIL;
 }
@@ -308,6 +322,8 @@ void claims_close_unlocking(ClaimsTable *table) {
         UnlockRelationOid(table->pkey_index, AccessShareLock);
     for (; table->live_scans > 0; --table->live_scans)
         UnlockRelationOid(table->live_index, AccessShareLock);
+    for (; table->key_scans > 0; --table->key_scans)
+        UnlockRelationOid(table->request_key_index, AccessShareLock);
     close_table(table, table->lockmode);
 }
 
@@ -454,6 +470,35 @@ int claims_find_all(ClaimsTable *table, int64 id, ClaimRow *rows, int max) {
     return 0;
 }
 
+bool claims_find_keyed(ClaimsTable *table, const text *name, Oid role, const text *key,
+                       ClaimRow *row) {
+    if (!OidIsValid(table->request_key_index)) report_broken_install("index claims_request_key");
+    ClaimScan scan;
+    scan.index = index_open(table->request_key_index, AccessShareLock);
+    ++table->key_scans;
+    scan.tuple = new_scan_slot(table);
+    InitDirtySnapshot(scan.dirty);
+    ScanKeyInit(&scan.keys[0], 1, BTEqualStrategyNumber, F_TEXTEQ, PointerGetDatum(name));
+    scan.keys[0].sk_collation = C_COLLATION_OID;
+    ScanKeyInit(&scan.keys[1], 2, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(role));
+    ScanKeyInit(&scan.keys[2], 3, BTEqualStrategyNumber, F_TEXTEQ, PointerGetDatum(key));
+    scan.keys[2].sk_collation = C_COLLATION_OID;
+    scan.scan = index_beginscan(table->rel, scan.index, &scan.dirty, 3, 0);
+    index_rescan(scan.scan, scan.keys, 3, nullptr, 0);
+    bool found = false;
+    ClaimRow candidate;
+    // Versions of the key's row: the unended one is the claim (an ended version of it is not in
+    // this partial index, but a dirty read can still meet one that is ending).
+    while (claim_scan_next(&scan, &candidate)) {
+        if (candidate.ended) continue;
+        *row = candidate;
+        found = true;
+        break;
+    }
+    claim_scan_end(&scan);
+    return found;
+}
+
 bool claims_find(ClaimsTable *table, int64 id, ClaimRow *row) {
     return claims_find_all(table, id, row, 1) > 0;  // its lowest slot's row
 }
@@ -548,6 +593,12 @@ void claims_insert(ClaimsTable *table, const NewClaim &claim) {
         null[kColPermits - 1] = false;
     } else if (claim.permits != 1) {
         report_broken_install("table pgsem.claims");
+    }
+    if (claim.request_key != nullptr) {
+        if (!has_request_key_column(out->tts_tupleDescriptor))
+            report_broken_install("table pgsem.claims");
+        v[kColRequestKey - 1] = PointerGetDatum(claim.request_key);
+        null[kColRequestKey - 1] = false;
     }
     ExecStoreVirtualTuple(out);
     ExecSimpleRelationInsert(table->result_rel, table->estate, out);

@@ -59,6 +59,7 @@ struct NewClaim {
     TimestampTz claimed_at;
     TimestampTz expires_at;
     int64 lease;  // microseconds
+    text *request_key;  // written on this row when not nullptr (one row of a claim carries it)
 };
 
 struct ClaimsTable {
@@ -66,10 +67,12 @@ struct ClaimsTable {
     LOCKMODE lockmode;
     Oid pkey_index;
     Oid live_index;  // unique (name, slot) WHERE ended_at IS NULL
+    Oid request_key_index;  // unique (name, holder_role, request_key) of unended keyed rows (1.2)
     Oid id_sequence;
     // Scans begun on each index: each took a lock on it, which claims_close_unlocking gives back.
     int pkey_scans;
     int live_scans;
+    int key_scans;
     List *tuples;  // the tuple slots of locked rows, dropped by claims_close
     // Created by the first write of a call.
     EState *estate;
@@ -122,6 +125,11 @@ void claim_scan_end(ClaimScan *scan);
 // report -- or an update or delete. This transaction's own xid counts. Stores up to `max` xids
 // (each a top-level transaction's) and returns how many there are.
 int claim_scan_row_lockers(const ClaimScan *scan, TransactionId *lockers, int max);
+
+// Finds the unended row that carries request key `key` of `role` on `name` (the row of its
+// claim's lowest slot), with a dirty read; false when there is none.
+bool claims_find_keyed(ClaimsTable *table, const text *name, Oid role, const text *key,
+                       ClaimRow *row);
 
 // Finds the current version of claim `id` with a dirty read; false when there is none.
 bool claims_find(ClaimsTable *table, int64 id, ClaimRow *row);

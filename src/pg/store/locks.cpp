@@ -12,6 +12,7 @@ constexpr LOCKMODE kSlotHolderMode = ExclusiveLock;
 constexpr LOCKMODE kNameHoldersMode = ShareLock;  // only ever taken in share mode
 constexpr LOCKMODE kFirstPlaceMode = ExclusiveLock;
 constexpr LOCKMODE kEmptyLineMode = ShareLock;  // conflicts with first place only
+constexpr LOCKMODE kRequestKeyMode = ExclusiveLock;
 
 const unsigned char *bytes_of(const varlena *value) {
     return reinterpret_cast<const unsigned char *>(VARDATA_ANY(value));
@@ -32,6 +33,20 @@ uint64 slot_hash(const text *name, int32 slot) {
     const uint64 name_part = name_hash(name);
     const std::array<unsigned char, 4> slot_bytes = PGSEM_NOTHROW(core::le32_bytes(slot));
     return PGSEM_NOTHROW(core::fnv1a_64_update(name_part, slot_bytes.data(), slot_bytes.size()));
+}
+
+// Name, role and key hashed together; each length-prefixed part keeps ("ab", "c") apart from
+// ("a", "bc"). A collision only makes two keys wait for each other's transactions.
+uint64 request_key_hash(const text *name, Oid role, const text *key) {
+    uint64 hash = name_hash(name);
+    const std::array<unsigned char, 4> role_bytes = PGSEM_NOTHROW(core::le32_bytes(static_cast<int32>(role)));
+    hash = PGSEM_NOTHROW(core::fnv1a_64_update(hash, role_bytes.data(), role_bytes.size()));
+    const std::size_t length = VARSIZE_ANY_EXHDR(key);
+    const std::array<unsigned char, 4> length_bytes =
+        PGSEM_NOTHROW(core::le32_bytes(static_cast<int32>(length)));
+    hash = PGSEM_NOTHROW(core::fnv1a_64_update(hash, length_bytes.data(), length_bytes.size()));
+    const unsigned char *bytes = bytes_of(key);
+    return PGSEM_NOTHROW(core::fnv1a_64_update(hash, bytes, length));
 }
 
 LOCKTAG slot_tag(LockClass lock_class, const text *name, int32 slot) {
@@ -74,6 +89,7 @@ LockClass pgsem_lock_class(const LOCKTAG &tag) {
         case LockClass::kSlotHolder:
         case LockClass::kNameHolders:
         case LockClass::kQueue:
+        case LockClass::kRequestKey:
             return static_cast<LockClass>(tag.locktag_field4);
         default:
             return LockClass::kOther;
@@ -141,6 +157,15 @@ void take_name_holders(const text *name, bool session) {
 void release_name_holders(const text *name, bool session) {
     const LOCKTAG tag = name_tag(LockClass::kNameHolders, name);
     if (LockHeldByMe(&tag, kNameHoldersMode)) (void)LockRelease(&tag, kNameHoldersMode, session);
+}
+
+// ---- request keys ----------------------------------------------------------------------------
+
+void lock_request_key(const text *name, Oid role, const text *key) {
+    LOCKTAG tag;
+    set_advisory_tag(&tag, request_key_hash(name, role, key),
+                     static_cast<uint16>(LockClass::kRequestKey));
+    (void)LockAcquire(&tag, kRequestKeyMode, false, false);
 }
 
 // ---- the line --------------------------------------------------------------------------------

@@ -13,6 +13,9 @@
 //    slot by a transaction or session claim: the slot's occupancy for every other claimer.
 //  - the holders of a name (per name, share): held beside every slot-holder lock, so that the
 //    deadlock check can find who holds slots of a name (slot tags hash name and slot together).
+//  - the request key (per name, role and key, exclusive): held by the transaction of a claim made
+//    with a request key, from before it looks for the key's claim until it ends, so that a retry
+//    finds the first attempt's claim committed (or rolled back), never in flight.
 //  - the line (per name): the first waiter holds it exclusively and the other waiters wait for it
 //    in the lock manager's queue, first come first served; a claimer that does not wait looks for
 //    a slot holding it in share mode, which it gets only if nobody waits.
@@ -29,6 +32,7 @@ enum class LockClass : uint16 {
     kSlotHolder = 0x504C,   // "PL", 20556
     kNameHolders = 0x504E,  // "PN", 20558
     kQueue = 0x5051,        // "PQ", 20561: the line
+    kRequestKey = 0x504B,   // "PK", 20555
 };
 
 // ---- tags ------------------------------------------------------------------------------------
@@ -90,6 +94,13 @@ bool slot_held_by_lock(const text *name, int32 slot);
 // of them, if held.
 void take_name_holders(const text *name, bool session);
 void release_name_holders(const text *name, bool session);
+
+// ---- request keys ----------------------------------------------------------------------------
+
+// Takes the lock of request key `key` of `role` on `name` for this transaction, waiting for a
+// transaction that holds it (in the lock manager: lock_timeout, cancels and the deadlock detector
+// apply).
+void lock_request_key(const text *name, Oid role, const text *key);
 
 // ---- the line --------------------------------------------------------------------------------
 
