@@ -15,10 +15,16 @@ rollback. Inside a transaction, ``transaction_semaphore`` takes a slot that the 
 transaction frees. ``session_semaphore`` holds a slot for the life of the connection's session at
 most. Waiting happens in the server, first come first served; ``NoSlot`` says that the wait ran
 out. Intervals are PostgreSQL interval strings ('5 seconds', '250 ms') or ``datetime.timedelta``.
+
+Needs pgsem 1.2 (``ALTER EXTENSION pgsem UPDATE``): ``semaphore`` claims with ``permits`` and a
+request key, which makes its own retries safe: given ``reconnect``, a claim whose connection
+dropped before the answer came is asked again on a new connection with the same key, and gets the
+claim the first attempt made, if it made one, instead of a second slot.
 """
 
 import contextlib
 import threading
+import uuid
 
 __all__ = ['semaphore', 'transaction_semaphore', 'session_semaphore', 'Claim', 'NoSlot',
            'LeaseLost', 'PgsemError']
@@ -58,6 +64,17 @@ def _one(conn, sql, params):
         return row[0] if row else None
     finally:
         cur.close()
+
+
+def _connection_lost(conn, error):
+    """Whether ``error`` means the connection is gone (so the claim's answer may have been lost),
+    as opposed to an error the server reported on a live connection."""
+    if type(error).__name__ not in ('OperationalError', 'InterfaceError'):
+        return False
+    closed = getattr(conn, 'closed', None)
+    if closed is None:  # Django's wrapper
+        closed = getattr(getattr(conn, 'connection', None), 'closed', True)
+    return bool(closed)
 
 
 def _autocommit(conn):
@@ -123,9 +140,30 @@ class _Renewer(threading.Thread):
                 return
 
 
+def _claim(conn, name, n, lease, wait, permits, request_key, retries, reconnect):
+    """sem_claim with the request key, asked again on a new connection when the connection drops
+    before the answer comes (at most ``retries`` times, and only given ``reconnect``). Returns the
+    connection that got the answer, and the answer."""
+    while True:
+        try:
+            return conn, _one(conn, 'SELECT sem_claim(%s, %s, %s::interval, %s::interval, '
+                                    'permits => %s, request_key => %s)',
+                              (name, n, lease, wait, permits, request_key))
+        except Exception as error:  # noqa: BLE001 -- re-raised unless the connection is gone
+            if reconnect is None or retries <= 0 or not _connection_lost(conn, error):
+                raise
+            retries -= 1
+            conn = reconnect()
+            if not _autocommit(conn):
+                raise PgsemError('reconnect() must return a connection in autocommit mode') \
+                    from error
+
+
 @contextlib.contextmanager
-def semaphore(conn, name, n, lease='90 seconds', wait='0', renew_every=None):
-    """Holds one of the ``n`` slots of semaphore ``name`` for the block, by a lease of ``lease``.
+def semaphore(conn, name, n, lease='90 seconds', wait='0', renew_every=None, permits=1,
+              request_key=None, reconnect=None, retries=2):
+    """Holds ``permits`` of the ``n`` slots of semaphore ``name`` for the block (all or none), by
+    a lease of ``lease``.
 
     Waits in line up to ``wait`` for a slot (first come, first served, in the server), and raises
     ``NoSlot`` if none came. Releases the slot when the block ends, also by an exception. With
@@ -133,12 +171,18 @@ def semaphore(conn, name, n, lease='90 seconds', wait='0', renew_every=None):
     connection (psycopg2 and psycopg 3 connections may be shared between threads; a renewal waits
     while the block runs a statement). If the lease ran out anyway, ``claim.lost`` turns true and
     the block's end raises ``LeaseLost``. Yields a ``Claim``; its ``id`` is a fencing token.
+
+    The claim carries a request key (``request_key``, or a random one). With ``reconnect`` (a
+    function returning a new connection in autocommit mode), a claim whose connection drops before
+    its answer arrives is asked again, up to ``retries`` times, on a new connection with the same
+    key: if the lost attempt was granted, the retry gets that claim, not a second one. The claim
+    then lives on the new connection (``claim.conn``).
     """
     if not _autocommit(conn):
         raise PgsemError('semaphore() needs a connection in autocommit mode: its lease must '
                          'commit on its own (inside a transaction, use transaction_semaphore())')
-    claim_id = _one(conn, 'SELECT sem_claim(%s, %s, %s::interval, %s::interval)',
-                    (name, n, lease, wait))
+    key = request_key if request_key is not None else uuid.uuid4().hex
+    conn, claim_id = _claim(conn, name, n, lease, wait, permits, key, retries, reconnect)
     if claim_id is None:
         raise NoSlot(name, n, wait)
     claim = Claim(conn, name, n, claim_id, lease)

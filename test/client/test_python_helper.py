@@ -17,23 +17,24 @@ import traceback
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..',
                                 'clients', 'python'))
 import pgsem  # noqa: E402
+from lossy_proxy import LossyProxy  # noqa: E402
 from tally import Tally  # noqa: E402
 
 DRIVERS = {}
 try:
     import psycopg2
-    DRIVERS['psycopg2'] = lambda autocommit: _psycopg2(autocommit)
+    DRIVERS['psycopg2'] = lambda autocommit, dsn='': _psycopg2(autocommit, dsn)
 except ImportError:
     pass
 try:
     import psycopg
-    DRIVERS['psycopg3'] = lambda autocommit: psycopg.connect('', autocommit=autocommit)
+    DRIVERS['psycopg3'] = lambda autocommit, dsn='': psycopg.connect(dsn, autocommit=autocommit)
 except ImportError:
     pass
 
 
-def _psycopg2(autocommit):
-    conn = psycopg2.connect('')
+def _psycopg2(autocommit, dsn):
+    conn = psycopg2.connect(dsn)
     conn.autocommit = autocommit
     return conn
 
@@ -198,6 +199,41 @@ def run_cases(driver, connect):
     check(holders(observer, name + '-session') == 0,
           f'{tag} session_semaphore() releases its slot after a failed statement')
     plain.rollback()
+
+    # A claim whose answer is lost with its connection (a proxy drops it once the claim has
+    # committed): with reconnect, the helper asks again with the same request key and gets the
+    # claim the lost attempt made; one slot is held, and the block's end releases it.
+    proxy = LossyProxy('sem_claim')
+    lossy = connect(True, proxy.dsn())
+    fresh = []
+
+    def reconnect():
+        fresh.append(connect(True))
+        return fresh[-1]
+
+    with pgsem.semaphore(lossy, name + '-retry', 2, lease='1 minute', reconnect=reconnect) \
+            as claim:
+        check(proxy.lost == 1 and len(fresh) == 1 and claim.conn is fresh[0],
+              f'{tag} a lost answer: the helper asked again on a new connection')
+        check(holders(observer, name + '-retry') == 1 and claim.held(),
+              f'{tag} and got the lost attempt\'s claim: one slot held, not two')
+        check(value(observer, 'SELECT count(DISTINCT id) FROM sem_history WHERE name = %s',
+                    (name + '-retry',)) == 1,
+              f'{tag} one claim was ever made')
+    check(holders(observer, name + '-retry') == 0, f'{tag} the block\'s end released it')
+    # Without reconnect the lost answer is the caller's error, as before.
+    proxy2 = LossyProxy('sem_claim')
+    try:
+        with pgsem.semaphore(connect(True, proxy2.dsn()), name + '-noretry', 2, lease='1 minute'):
+            check(False, f'{tag} without reconnect a lost answer raises')
+    except pgsem.PgsemError:
+        check(False, f'{tag} without reconnect the driver\'s error comes through')
+    except Exception as error:  # noqa: BLE001
+        check(type(error).__name__ in ('OperationalError', 'InterfaceError'),
+              f'{tag} without reconnect the driver\'s error comes through ({type(error).__name__})')
+    value(observer, 'SELECT sem_release(id) FROM sem_holders WHERE name = %s', (name + '-noretry',))
+    for c in fresh:
+        c.close()
 
     for c in (conn, blocker, plain, observer):
         c.close()
