@@ -7,8 +7,12 @@
 //   await withSemaphore(pool, 'payments-api', 4, { lease: '30 seconds', wait: '5 seconds' },
 //                       async (claim) => { await callPaymentsApi(); });
 //
-// Intervals are PostgreSQL interval strings ('5 seconds', '250 ms').
+// Intervals are PostgreSQL interval strings ('5 seconds', '250 ms'). Needs pgsem 1.2 (ALTER
+// EXTENSION pgsem UPDATE): withSemaphore claims with permits and a request key, which makes its
+// own retries safe (see withSemaphore).
 'use strict';
+
+const { randomUUID } = require('node:crypto');
 
 class PgsemError extends Error {}
 
@@ -29,21 +33,49 @@ class LeaseLost extends PgsemError {
   }
 }
 
+// Whether `error` means the connection went away (the answer may have been lost), rather than an
+// error the server reported: node-postgres' own connection errors carry no SQLSTATE; the server's
+// "connection exception" class (08) and administrator shutdowns (57P01-57P03) end the session.
+function connectionLost(error) {
+  const code = error && error.code;
+  return typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code) || code.startsWith('08') ||
+    /^57P0[123]$/.test(code);
+}
+
+// A Pool hands out another connection for a retry; a Client that lost its connection cannot.
+const isPool = (db) => typeof db.connect === 'function' && 'totalCount' in db;
+
 async function one(db, sql, params) {
   const result = await db.query(sql, params);
   return result.rows.length ? Object.values(result.rows[0])[0] : null;
 }
 
-// Holds one of the n slots of semaphore `name` while `fn(claim)` runs, by a lease. Waits in
-// line up to `wait` (first come, first served, in the server) and throws NoSlot if no slot came.
+// Holds `permits` of the n slots of semaphore `name` (all or none) while `fn(claim)` runs, by a
+// lease. Waits in line up to `wait` (first come, first served, in the server) and throws NoSlot
+// if no slot came. The claim carries a request key (`requestKey`, or a random one): through a
+// Pool, a claim whose connection drops before the answer arrives is asked again, up to `retries`
+// times, with the same key, and if the lost attempt was granted the retry gets that claim, not a
+// second one.
 // Releases the slot when fn settles, also when it throws. With `renewEvery` (milliseconds) the
 // lease is renewed that often while fn runs; if it ran out anyway, `claim.lost` turns true and
 // LeaseLost is thrown at the end. `db` may be a Pool: a lease is not tied to a connection.
 // Returns what fn returned. claim.id is a fencing token (ids grow in grant order); node-postgres
 // gives bigints as strings, so compare them as BigInt(claim.id).
 async function withSemaphore(db, name, n, options, fn) {
-  const { lease = '90 seconds', wait = '0', renewEvery = null } = options || {};
-  const id = await one(db, 'SELECT sem_claim($1, $2, $3::interval, $4::interval)', [name, n, lease, wait]);
+  const {
+    lease = '90 seconds', wait = '0', renewEvery = null, permits = 1, requestKey = randomUUID(),
+    retries = 2,
+  } = options || {};
+  let id;
+  for (let left = isPool(db) ? retries : 0; ; left -= 1) {
+    try {
+      id = await one(db, 'SELECT sem_claim($1, $2, $3::interval, $4::interval, permits => $5, request_key => $6)',
+                     [name, n, lease, wait, permits, requestKey]);
+      break;
+    } catch (error) {
+      if (left <= 0 || !connectionLost(error)) throw error;
+    }
+  }
   if (id === null) throw new NoSlot(name, n, wait);
   const claim = { id, name, n, lease, lost: false };
   let renewal = Promise.resolve();

@@ -6,6 +6,7 @@
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
+import { startLossyProxy } from './lossy_proxy.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const require = createRequire(path.join(here, '..', '..', 'clients', 'node', 'package.json'));
@@ -127,6 +128,36 @@ async function main() {
     check(s === 0 && await holders(observer, 'node-session') === 1, 'withSessionSemaphore() holds its slot across a transaction');
   });
   check(await holders(observer, 'node-session') === 0, 'and releases it at the end');
+
+  // A claim whose answer is lost with its connection (a proxy drops it once the claim has
+  // committed): through a Pool the helper asks again with the same request key and gets the
+  // claim the lost attempt made; one slot is held, and the callback's end releases it.
+  const proxy = await startLossyProxy('sem_claim');
+  const lossyPool = new pg.Pool({ host: '127.0.0.1', port: proxy.port, max: 2 });
+  lossyPool.on('error', () => {});  // the dropped connection, reported by the idle pool
+  await pgsem.withSemaphore(lossyPool, 'node-retry', 2, { lease: '1 minute' }, async (claim) => {
+    check(proxy.lost === 1, 'a lost answer: the helper asked again');
+    check(await holders(observer, 'node-retry') === 1,
+      "and got the lost attempt's claim: one slot held, not two");
+    check(await value(observer, 'SELECT count(DISTINCT id)::int FROM sem_history WHERE name = $1',
+      ['node-retry']) === 1, 'one claim was ever made');
+  });
+  check(await holders(observer, 'node-retry') === 0, "the callback's end released it");
+  // With retries: 0 the lost answer is the caller's error, as before.
+  const proxy2 = await startLossyProxy('sem_claim');
+  const lossyPool2 = new pg.Pool({ host: '127.0.0.1', port: proxy2.port, max: 2 });
+  lossyPool2.on('error', () => {});
+  try {
+    await pgsem.withSemaphore(lossyPool2, 'node-noretry', 2, { lease: '1 minute', retries: 0 }, async () => {});
+    check(false, 'with retries: 0 a lost answer throws');
+  } catch (error) {
+    check(!(error instanceof pgsem.PgsemError), `with retries: 0 the driver's error comes through (${error.message})`);
+  }
+  await value(observer, 'SELECT count(sem_release(id)) FROM sem_holders WHERE name = $1', ['node-noretry']);
+  await lossyPool.end();
+  await lossyPool2.end();
+  proxy.server.close();
+  proxy2.server.close();
 
   await client.end();
   await blocker.end();
