@@ -3,7 +3,7 @@
 -- PUBLIC has no right at all on schema pgsem, table pgsem.claims or sequence pgsem.claim_id.
 \set ON_ERROR_STOP 1
 BEGIN;
-SELECT plan(141);
+SELECT plan(144);
 
 -- An ordinary role: no attributes, no grants, member of nothing.
 CREATE ROLE pgtap_plain NOLOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT;
@@ -33,7 +33,7 @@ SELECT is((SELECT count(*) FROM pg_class c, aclexplode(c.relacl) a
           'pgsem.claims''s ACL has no entry for PUBLIC');
 SELECT columns_are('pgsem', 'claims',
     ARRAY['id', 'name', 'slot', 'slots', 'claimed_at', 'expires_at', 'lease', 'ended_at',
-          'outcome', 'holder_pid', 'holder_role', 'application_name', 'permits'],
+          'outcome', 'holder_pid', 'holder_role', 'application_name', 'permits', 'request_key'],
     'pgsem.claims has the expected columns');
 SELECT col_type_is('pgsem', 'claims', c.col, c.typ,
                    format('pgsem.claims.%s is %s', c.col, c.typ))
@@ -42,7 +42,8 @@ SELECT col_type_is('pgsem', 'claims', c.col, c.typ,
                (6, 'expires_at', 'timestamp with time zone'), (7, 'lease', 'interval'),
                (8, 'ended_at', 'timestamp with time zone'), (9, 'outcome', 'text'),
                (10, 'holder_pid', 'integer'), (11, 'holder_role', 'oid'),
-               (12, 'application_name', 'text'), (13, 'permits', 'integer')) AS c(pos, col, typ)
+               (12, 'application_name', 'text'), (13, 'permits', 'integer'),
+               (14, 'request_key', 'text')) AS c(pos, col, typ)
  ORDER BY c.pos;
 SELECT has_pk('pgsem', 'claims', 'pgsem.claims has a primary key');
 SELECT col_is_pk('pgsem', 'claims', ARRAY['id', 'slot'],
@@ -87,6 +88,14 @@ SELECT is((SELECT pg_get_indexdef('pgsem.claims_live_slot'::regclass)),
           'claims_live_slot''s full definition');
 SELECT has_index('pgsem', 'claims', 'claims_pkey', ARRAY['id', 'slot'],
                  'index claims_pkey is on (id, slot)');
+
+-- The unique partial index of request keys (2): one live claim per name, role and key.
+SELECT is((SELECT pg_get_indexdef('pgsem.claims_request_key'::regclass)),
+          'CREATE UNIQUE INDEX claims_request_key ON pgsem.claims USING btree (name, holder_role, request_key) WHERE ((ended_at IS NULL) AND (request_key IS NOT NULL))',
+          'claims_request_key''s full definition');
+SELECT is((SELECT co.collname FROM pg_attribute a JOIN pg_collation co ON co.oid = a.attcollation
+            WHERE a.attrelid = 'pgsem.claims'::regclass AND a.attname = 'request_key'),
+          'C'::name, 'pgsem.claims.request_key compares bytewise (COLLATE "C")');
 
 ------------------------------------------------------------------------------------------------
 -- pg_dump keeps the table and the sequence (1)

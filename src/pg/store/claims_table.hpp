@@ -58,7 +58,7 @@ struct NewClaim {
     int32 permits;  // the claim's k: it inserts k rows, one per slot, sharing its id
     TimestampTz claimed_at;
     TimestampTz expires_at;
-    int64 lease;  // microseconds
+    int64 lease;        // microseconds
     text *request_key;  // written on this row when not nullptr (one row of a claim carries it)
 };
 
@@ -66,7 +66,7 @@ struct ClaimsTable {
     Relation rel;
     LOCKMODE lockmode;
     Oid pkey_index;
-    Oid live_index;  // unique (name, slot) WHERE ended_at IS NULL
+    Oid live_index;         // unique (name, slot) WHERE ended_at IS NULL
     Oid request_key_index;  // unique (name, holder_role, request_key) of unended keyed rows (1.2)
     Oid id_sequence;
     // Scans begun on each index: each took a lock on it, which claims_close_unlocking gives back.

@@ -39,7 +39,8 @@ uint64 slot_hash(const text *name, int32 slot) {
 // ("a", "bc"). A collision only makes two keys wait for each other's transactions.
 uint64 request_key_hash(const text *name, Oid role, const text *key) {
     uint64 hash = name_hash(name);
-    const std::array<unsigned char, 4> role_bytes = PGSEM_NOTHROW(core::le32_bytes(static_cast<int32>(role)));
+    const std::array<unsigned char, 4> role_bytes =
+        PGSEM_NOTHROW(core::le32_bytes(static_cast<int32>(role)));
     hash = PGSEM_NOTHROW(core::fnv1a_64_update(hash, role_bytes.data(), role_bytes.size()));
     const std::size_t length = VARSIZE_ANY_EXHDR(key);
     const std::array<unsigned char, 4> length_bytes =
