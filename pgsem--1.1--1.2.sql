@@ -57,6 +57,14 @@ CREATE FUNCTION pgsem.unended_claims(
     AS 'MODULE_PATHNAME', 'pgsem_live_claims'
     LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
 
+CREATE FUNCTION pgsem.line_waiters(
+    OUT name text, OUT n integer, OUT kind text, OUT pid integer, OUT role oid,
+    OUT application_name text, OUT waiting_since timestamptz, OUT "position" integer,
+    OUT permits integer)
+    RETURNS SETOF record
+    AS 'MODULE_PATHNAME', 'pgsem_waiters'
+    LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+
 CREATE OR REPLACE VIEW @extschema@.sem_holders AS
     SELECT c.name COLLATE pg_catalog."C" AS name, c.slot, c.id, c.claimed_at, c.expires_at,
            c.pid, c.role::pg_catalog.regrole AS role, c.application_name, c.committed,
@@ -112,7 +120,7 @@ CREATE OR REPLACE VIEW @extschema@.sem_summary AS
              WHERE l.name IS NOT NULL
             UNION ALL
             SELECT w.name COLLATE pg_catalog."C", 'waiting', NULL, NULL, NULL, w.n
-              FROM pgsem.waiters() w) a
+              FROM pgsem.line_waiters() w) a
      GROUP BY a.name;
 COMMENT ON VIEW @extschema@.sem_summary IS
     'per semaphore with claims or waiters: claims holding a slot by kind, expired claims whose slot no claimer has reused yet, waiters';
@@ -136,6 +144,23 @@ CREATE OR REPLACE VIEW @extschema@.sem_history AS
      WHERE NOT u.committed;
 
 DROP FUNCTION pgsem.live_claims();
+
+------------------------------------------------------------------------------------------------
+-- sem_waiters shows the permits each waiter waits for
+------------------------------------------------------------------------------------------------
+
+-- pgsem.waiters() gives way to pgsem.line_waiters(), the same rows with the permits each waiter
+-- waits for, served by the same C function (which serves 1.1's eight columns too until this
+-- update). Reached through the views only; sem_summary reads it above.
+CREATE OR REPLACE VIEW @extschema@.sem_waiters AS
+    SELECT w.name COLLATE pg_catalog."C" AS name, w.n, w.pid,
+           w.role::pg_catalog.regrole AS role, w.waiting_since, w."position", w.kind,
+           w.application_name, w.permits
+      FROM pgsem.line_waiters() w;
+COMMENT ON VIEW @extschema@.sem_waiters IS
+    'one row per claim waiting in line for a slot (for permits slots at once); position 1 is the first waiter';
+
+DROP FUNCTION pgsem.waiters();
 
 ------------------------------------------------------------------------------------------------
 -- Claims of several permits

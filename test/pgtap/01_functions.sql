@@ -184,9 +184,9 @@ SELECT results_eq(
         JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'pgsem'
        WHERE p.pronamespace = 'pgsem'::regnamespace
        ORDER BY 1$$,
-    $$VALUES ('pgsem.lock_claims()', 'v', 'r', true),
+    $$VALUES ('pgsem.line_waiters()', 'v', 'r', true), ('pgsem.lock_claims()', 'v', 'r', true),
              ('pgsem.skip_replicated_change()', 'v', 'u', true),
-             ('pgsem.unended_claims()', 'v', 'r', true), ('pgsem.waiters()', 'v', 'r', true)$$,
+             ('pgsem.unended_claims()', 'v', 'r', true)$$,
     'the internal functions, in schema pgsem');
 SELECT is(pg_get_function_result('pgsem.unended_claims()'::regprocedure),
           'SETOF record', 'pgsem.unended_claims() returns a set of records');

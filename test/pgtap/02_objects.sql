@@ -133,7 +133,8 @@ SELECT columns_are('public', 'sem_summary',
           'session_claims', 'waiting'],
     'sem_summary has the expected columns');
 SELECT columns_are('public', 'sem_waiters',
-    ARRAY['name', 'n', 'pid', 'role', 'waiting_since', 'position', 'kind', 'application_name'],
+    ARRAY['name', 'n', 'pid', 'role', 'waiting_since', 'position', 'kind', 'application_name',
+          'permits'],
     'sem_waiters has the expected columns');
 SELECT columns_are('public', 'sem_history',
     ARRAY['id', 'name', 'slot', 'n', 'claimed_at', 'expires_at', 'lease', 'status', 'ended_at',

@@ -189,8 +189,21 @@ void lock_claim_rows(Tuplestorestate *store, TupleDesc desc) {
 }
 
 void waiter_rows(Tuplestorestate *store, TupleDesc desc) {
-    enum Column { kName, kN, kKind, kPid, kRole, kApp, kSince, kPosition, kCount };
-    require_columns(desc, kCount, "pgsem.waiters()");
+    // 1.1's pgsem.waiters() has the first eight columns, 1.2's pgsem.line_waiters() permits too.
+    enum Column {
+        kName,
+        kN,
+        kKind,
+        kPid,
+        kRole,
+        kApp,
+        kSince,
+        kPosition,
+        kCount1_1,
+        kPermits = kCount1_1,
+        kCount
+    };
+    if (desc->natts != kCount1_1) require_columns(desc, kCount, "pgsem.line_waiters()");
     RegistryCopy listed;
     registry_copy(&listed);
     const LockData *locks = GetLockStatusData();
@@ -235,6 +248,7 @@ void waiter_rows(Tuplestorestate *store, TupleDesc desc) {
         values[kApp] = CStringGetTextDatum(wait.application_name);
         values[kSince] = TimestampTzGetDatum(wait.since);
         values[kPosition] = Int32GetDatum(position);
+        if (desc->natts == kCount) values[kPermits] = Int32GetDatum(wait.permits);
         tuplestore_putvalues(store, desc, values, nulls);
     }
 }

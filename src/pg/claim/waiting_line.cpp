@@ -114,7 +114,7 @@ bool line_join(LineWait *wait, const SlotRequest &request, TimestampTz start,
         MyProcPort != nullptr && FeBeWaitSet != nullptr && WaitEventSetCanReportClosed();
     wait->caller = CurrentMemoryContext;
     wait->look_context = nullptr;
-    registry_note_wait(request.kind, request.name, request.n, start);
+    registry_note_wait(request.kind, request.name, request.n, request.permits, start);
     if (!join_line(request.name, deadline, wait->lock_deadline)) {
         registry_forget_wait();
         return false;

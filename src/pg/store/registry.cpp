@@ -9,7 +9,9 @@ namespace {
 
 // Claims listed per session; more are held and counted but shown without a name.
 constexpr int kListedClaims = 16;
-constexpr uint32 kMagic = 0x5053454d;  // "PSEM"
+// Changes with the layout of the entries: a library installed over a running server finds the
+// segment an older one made, and must not read it with the wrong layout (it goes without).
+constexpr uint32 kMagic = 0x50534d32;  // "PSM2": 1.2, with wait_permits
 constexpr const char *kControlName = "pgsem";
 
 struct NamedEntry {
@@ -36,6 +38,7 @@ struct BackendEntry {
     ClaimKind wait_kind;
     Oid wait_role;
     int32 wait_n;
+    int32 wait_permits;
     TimestampTz wait_since;
     NamedEntry wait_name;
     int32 claim_count;  // listed in claims[]
@@ -308,13 +311,15 @@ void registry_forget_transaction_claims(int session_claims) {
     end_write(entry);
 }
 
-void registry_note_wait(ClaimKind kind, const text *name, int32 n, TimestampTz since) {
+void registry_note_wait(ClaimKind kind, const text *name, int32 n, int32 permits,
+                        TimestampTz since) {
     BackendEntry *entry = begin_write();
     if (entry == nullptr) return;
     entry->waiting = true;
     entry->wait_kind = kind;
     entry->wait_role = GetUserId();
     entry->wait_n = n;
+    entry->wait_permits = permits;
     entry->wait_since = since;
     set_name(&entry->wait_name, name);
     end_write(entry);
@@ -383,6 +388,7 @@ void registry_copy(RegistryCopy *copy) {
             out.role = snapshot->wait_role;
             out.kind = snapshot->wait_kind;
             out.n = snapshot->wait_n;
+            out.permits = snapshot->wait_permits;
             out.since = snapshot->wait_since;
             memcpy(out.application_name, snapshot->application_name, NAMEDATALEN);
             out.application_name[NAMEDATALEN - 1] = '\0';

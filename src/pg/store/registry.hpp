@@ -51,7 +51,8 @@ void registry_forget_transaction_claims(int session_claims);
 bool registry_has_room_for_unlisted();
 // Lists a held claim that was counted but not listed, unless it is listed already.
 void registry_list_claim(const RegisteredClaim &claim);
-void registry_note_wait(ClaimKind kind, const text *name, int32 n, TimestampTz since);
+void registry_note_wait(ClaimKind kind, const text *name, int32 n, int32 permits,
+                        TimestampTz since);
 void registry_forget_wait();
 
 // The n that backend `pid` waits with for the semaphore whose key is `key` (locks.hpp's
@@ -74,6 +75,7 @@ struct ListedWait {
     Oid role;
     ClaimKind kind;
     int32 n;
+    int32 permits;
     TimestampTz since;
     char application_name[NAMEDATALEN];
     char name[core::kMaxNameBytes + 1];
