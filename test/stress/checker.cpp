@@ -120,14 +120,25 @@ Verdict judge(const std::vector<Interval> &record) {
     Verdict verdict;
     std::map<std::string, Group> by_name;
     std::map<std::pair<std::string, int>, Group> by_slot;
-    std::map<long long, int> id_count;
+    // An id on several intervals is one claim of several permits only if they are its slots:
+    // one name, one begin and end, no slot twice. Anything else is an id granted twice.
+    std::map<long long, std::vector<const Interval *>> by_id;
+    std::set<long long> reported;
     for (const Interval &interval : record) {
         by_name[interval.name].push_back(&interval);
         if (interval.slot >= 0) by_slot[{interval.name, interval.slot}].push_back(&interval);
         if (interval.slot >= interval.n)
             verdict.slot_range.push_back(interval.name + ": " + describe(interval));
-        if (interval.id != 0 && ++id_count[interval.id] == 2)
+        if (interval.id == 0) continue;
+        std::vector<const Interval *> &same = by_id[interval.id];
+        bool permit = true;
+        for (const Interval *other : same)
+            permit = permit && other->name == interval.name && other->begin == interval.begin &&
+                     other->end == interval.end && interval.slot >= 0 &&
+                     other->slot != interval.slot;
+        if (!permit && reported.insert(interval.id).second)
             verdict.id_order.push_back("id " + std::to_string(interval.id) + " granted twice");
+        same.push_back(&interval);
     }
     judge_depth(by_name, &verdict);
     judge_slots(by_slot, &verdict);
@@ -278,8 +289,23 @@ bool self_test() {
                                 make_interval("a", 4, 0, 8, 10, 20)};
     expect("ids shrinking on one slot are found", !judge(order).id_order.empty());
     std::vector<Interval> twice{make_interval("a", 4, 0, 5, 0, 10),
-                                make_interval("a", 4, 1, 5, 0, 10)};
+                                make_interval("a", 4, 1, 5, 0, 11)};
     expect("an id granted twice is found", !judge(twice).id_order.empty());
+    std::vector<Interval> one_slot_twice{make_interval("a", 4, 2, 6, 0, 10),
+                                         make_interval("a", 4, 2, 6, 0, 10)};
+    expect("an id on one slot twice is found", !judge(one_slot_twice).id_order.empty());
+    std::vector<Interval> other_name{make_interval("a", 4, 0, 7, 0, 10),
+                                     make_interval("b", 4, 1, 7, 0, 10)};
+    expect("an id on two semaphores is found", !judge(other_name).id_order.empty());
+    std::vector<Interval> permits{make_interval("a", 4, 0, 8, 0, 10),
+                                  make_interval("a", 4, 2, 8, 0, 10),
+                                  make_interval("a", 4, 3, 8, 0, 10)};
+    const Verdict of_permits = judge(permits);
+    expect("a claim of three permits (one id on three slots, one hold) passes",
+           of_permits.id_order.empty() && of_permits.too_many.empty());
+    permits.push_back(make_interval("a", 4, 1, 9, 5, 10));
+    permits.push_back(make_interval("a", 4, 1, 10, 5, 10));
+    expect("and two more holders beside it are too many", !judge(permits).too_many.empty());
 
     // Legal: chains of touching holds on every slot, two n = 2 and two n = 4 holders at once,
     // and any number of empty intervals.

@@ -19,6 +19,7 @@ struct Plan {
     Isolation isolation = Isolation::kAutocommit;
     std::string name;
     int n = 0;
+    int permits = 1;
     bool slow = false;            // claim with the killer's window after it
     bool pooled_release = false;  // release from a pooled connection, not the claiming one
     bool renew = false;
@@ -29,7 +30,7 @@ struct Plan {
 struct OpenHold {
     std::string name;
     int n = 0;
-    int slot = -1;
+    std::vector<int> slots;  // empty: unknown
     long long id = 0;
     Clock::time_point begin;        // the claim call returned
     Clock::time_point end;          // valid once closed
@@ -65,6 +66,7 @@ class Client : ClientThread {
         const bool plain = chance(60);
         plan.name = plain ? kPlainName : kMixedName;
         plan.n = plain ? kPlainN : (chance(50) ? kMixedSmallN : kMixedLargeN);
+        plan.permits = chance(kPermitsPercent) ? 2 : 1;
         plan.slow = chance(12);
         plan.pooled_release = chance(35);
         plan.renew = chance(25);
@@ -105,8 +107,13 @@ class Client : ClientThread {
         for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
             set_phase(plan.slow ? Phase::kClaimingSlow : Phase::kClaiming);
             std::optional<Reply> reply =
-                run_main(plan.slow ? kSlowClaimSql : kClaimSql,
-                         {plan.name, std::to_string(plan.n), kLease}, Step::kOther);
+                plan.permits == 1
+                    ? run_main(plan.slow ? kSlowClaimSql : kClaimSql,
+                               {plan.name, std::to_string(plan.n), kLease}, Step::kOther)
+                    : run_main(
+                          plan.slow ? kSlowPermitsClaimSql : kPermitsClaimSql,
+                          {plan.name, std::to_string(plan.n), kLease, std::to_string(plan.permits)},
+                          Step::kOther);
             if (!reply) return std::nullopt;
             ++shared_.stats.attempts;
             note_latency(*reply);
@@ -144,13 +151,25 @@ class Client : ClientThread {
         hold_ = hold;
         set_phase(Phase::kHolding);
         ++shared_.stats.granted[static_cast<int>(plan.isolation)];
-        const std::optional<Reply> slot =
-            run_main(kSlotSql, {std::to_string(hold.id)}, Step::kOther);
-        if (!slot) return false;
-        if (slot->null)
+        const std::optional<Reply> slots =
+            run_main(kSlotsSql, {std::to_string(hold.id)}, Step::kOther);
+        if (!slots) return false;
+        if (slots->null) {
             shared_.problems.note(kOwnRow, who() + "no row for claim " + std::to_string(hold.id));
-        else
-            hold_->slot = static_cast<int>(to_ll(slot->value));
+        } else {
+            std::size_t from = 0;
+            while (from <= slots->value.size()) {
+                const std::size_t comma =
+                    std::min(slots->value.find(',', from), slots->value.size());
+                hold_->slots.push_back(
+                    static_cast<int>(to_ll(slots->value.substr(from, comma - from))));
+                from = comma + 1;
+            }
+            if (static_cast<int>(hold_->slots.size()) != plan.permits)
+                shared_.problems.note(kOwnRow, who() + "claim " + std::to_string(hold.id) + " of " +
+                                                   std::to_string(plan.permits) +
+                                                   " permits has slots " + slots->value);
+        }
         if (plan.cross_check) expect_held_elsewhere(true, hold_->id, hold_->lease_until);
         return true;
     }
@@ -262,11 +281,16 @@ class Client : ClientThread {
 
     void finish_hold(Fate fate) {
         if (!hold_) return;
-        Held held;
-        held.interval = make_interval(hold_->name, hold_->n, hold_->slot, hold_->id,
-                                      shared_.nanos(hold_->begin), shared_.nanos(hold_->end));
-        held.fate = fate;
-        shared_.record.add(held);
+        // One interval per slot: a claim of k permits is k holders, under one id.
+        std::vector<int> slots = hold_->slots;
+        if (slots.empty()) slots.push_back(-1);
+        for (const int slot : slots) {
+            Held held;
+            held.interval = make_interval(hold_->name, hold_->n, slot, hold_->id,
+                                          shared_.nanos(hold_->begin), shared_.nanos(hold_->end));
+            held.fate = fate;
+            shared_.record.add(held);
+        }
         hold_.reset();
     }
 

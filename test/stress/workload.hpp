@@ -42,6 +42,15 @@ inline constexpr int kLineStrikePercent = 70;  // of the killer's rounds, also s
 inline constexpr const char *kClientApp = "pgsem_stress client";
 
 inline constexpr const char *kClaimSql = "SELECT sem_claim($1, $2, $3::interval)";
+// A claim of several permits (1.2): all its slots at once, or none.
+inline constexpr const char *kPermitsClaimSql =
+    "SELECT sem_claim($1, $2, $3::interval, permits => $4)";
+inline constexpr const char *kSlowPermitsClaimSql =
+    "SELECT sem_claim($1, $2, $3::interval, permits => $4), pg_catalog.pg_sleep(0.005)";
+inline constexpr int kPermitsPercent = 20;  // of the clients' claims, of 2 permits
+// Every slot of a claim, in order.
+inline constexpr const char *kSlotsSql =
+    "SELECT pg_catalog.string_agg(slot::text, ',' ORDER BY slot) FROM pgsem.claims WHERE id = $1";
 // Keeps the statement (and, in autocommit, the claim's transaction) open for a few milliseconds
 // after the claim: the killer aims at this window to terminate a backend mid-claim.
 inline constexpr const char *kSlowClaimSql =
