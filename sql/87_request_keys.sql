@@ -75,6 +75,16 @@ SELECT try(format($$INSERT INTO pgsem.claims (id, name, slot, slots, claimed_at,
                      FROM pgsem.claims WHERE id = %s AND request_key IS NOT NULL$$, :big))
        AS second_live_row_with_key;
 
+-- A retry repeats its first attempt: under the key of a live claim, another n or another number
+-- of permits is another request, refused (22023) rather than answered with slots it did not ask
+-- for; nothing changes. Another timeout gets the claim, which keeps its lease.
+SELECT sem_claim('k args', 4, '1 hour', request_key => 'args') AS args_claim \gset
+SELECT try($$SELECT sem_claim('k args', 4, '1 hour', permits => 2, request_key => 'args')$$)
+           AS more_permits;
+SELECT try($$SELECT sem_claim('k args', 2, '1 hour', request_key => 'args')$$) AS other_n;
+SELECT sem_claim('k args', 4, '1 minute', request_key => 'args') = :args_claim AS same_claim,
+       (SELECT count(*) FROM sem_holders WHERE name = 'k args') AS held;
+
 SELECT sem_release(id) FROM (SELECT DISTINCT id FROM sem_holders WHERE name LIKE 'k %') h;
 DROP ROLE regress_keys_a;
 DROP ROLE regress_keys_b;

@@ -23,6 +23,25 @@ namespace {
     pg_unreachable();
 }
 
+// A retry repeats its first attempt. One whose n or permits differ is another request under the
+// same key: the key's claim would answer it with slots it did not ask for (fewer permits than it
+// counts on, or a slot at or above its n), so it is refused rather than answered.
+void require_same_request(const SlotRequest &request, const ClaimRow &row) {
+    if (row.n == request.n && row.permits == request.permits) return;
+    ereport(ERROR,
+            (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+             errmsg("sem_claim(): request key \"%s\" names claim %lld of semaphore \"%s\", made "
+                    "with other arguments",
+                    text_to_cstring(request.request_key), static_cast<long long>(row.id),
+                    text_to_cstring(request.name)),
+             errdetail("That claim was made with n = %d and permits = %d; this call asks for "
+                       "n = %d and permits = %d.",
+                       row.n, row.permits, request.n, request.permits),
+             errhint("A retry must repeat its first attempt's n and permits; use another key for "
+                     "another claim.")));
+    pg_unreachable();
+}
+
 }  // namespace
 
 bool recall_keyed_claim(const SlotRequest &request, SlotGrant *grant) {
@@ -45,6 +64,7 @@ bool recall_keyed_claim(const SlotRequest &request, SlotGrant *grant) {
         const core::ClaimRowState state = claim_state(keyed);
         const core::ClaimStatus status = PGSEM_NOTHROW(core::status_of(state, now));
         if (status == core::ClaimStatus::kLive || status == core::ClaimStatus::kUncommitted) {
+            require_same_request(request, keyed);
             *grant = SlotGrant{true, keyed.slot, keyed.id, 0, request.permits};
             recalled = true;
             break;
