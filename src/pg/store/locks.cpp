@@ -162,11 +162,38 @@ void release_name_holders(const text *name, bool session) {
 
 // ---- request keys ----------------------------------------------------------------------------
 
+namespace {
+
+struct RequestKeyWait {
+    const text *name;
+    const text *key;
+};
+
+// The lock manager names the key's lock "advisory lock [db,hash,hash,20555]", which means nothing
+// to a caller that took no advisory lock: a timeout, cancel or deadlock while waiting for it
+// says which key of which semaphore it was.
+void request_key_wait_context(void *arg) {
+    const auto *wait = static_cast<const RequestKeyWait *>(arg);
+    errcontext("waiting for the transaction of another sem_claim() with request key \"%s\" on "
+               "semaphore \"%s\" (advisory lock class %d)",
+               text_to_cstring(wait->key), text_to_cstring(wait->name),
+               static_cast<int>(LockClass::kRequestKey));
+}
+
+}  // namespace
+
 void lock_request_key(const text *name, Oid role, const text *key) {
     LOCKTAG tag;
     set_advisory_tag(&tag, request_key_hash(name, role, key),
                      static_cast<uint16>(LockClass::kRequestKey));
+    RequestKeyWait wait{name, key};
+    ErrorContextCallback context;
+    context.callback = request_key_wait_context;
+    context.arg = &wait;
+    context.previous = error_context_stack;
+    error_context_stack = &context;
     (void)LockAcquire(&tag, kRequestKeyMode, false, false);
+    error_context_stack = context.previous;
 }
 
 // ---- the line --------------------------------------------------------------------------------
