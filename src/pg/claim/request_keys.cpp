@@ -69,6 +69,17 @@ bool recall_keyed_claim(const SlotRequest &request, SlotGrant *grant) {
             recalled = true;
             break;
         }
+        if (keyed.change_in_progress) {
+            // Its lease ran out and another transaction is changing its row: a claimer recording
+            // the timeout, most likely (or a release). Once that change commits the key is free;
+            // should it roll back, the row is the key's expired claim again. Neither reaping the
+            // row nor a new keyed row could go ahead now (the unique index would wait for that
+            // transaction too): wait for it in the lock manager (lock_timeout and the deadlock
+            // detector apply) and look again.
+            LockedClaim locked{};
+            (void)claims_lock(&table, keyed.tid, LockTupleExclusive, LockWaitBlock, &locked);
+            continue;
+        }
         const Reap outcome = reap(&table, keyed.tid, now);
         if (outcome == Reap::kVacant) break;
         if (outcome == Reap::kHeld) raise_key_in_use(request, keyed);
