@@ -5,10 +5,12 @@
 PG_BINDIR=$("$PG_CONFIG" --bindir)
 
 # A loopback TCP port nobody listens on.
+# A port nobody listens on, below the ephemeral range (Linux: 32768 up): a port of that range can
+# be the local end of some outgoing connection, which a probe does not see and a bind trips on.
 free_port() {
     local port
     for _ in $(seq 1 200); do
-        port=$((20000 + RANDOM % 30000))
+        port=$((20000 + RANDOM % 12000))
         if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
             echo "$port"
             return 0
