@@ -85,19 +85,6 @@ SELECT try($$SELECT sem_claim('k args', 2, '1 hour', request_key => 'args')$$) A
 SELECT sem_claim('k args', 4, '1 minute', request_key => 'args') = :args_claim AS same_claim,
        (SELECT count(*) FROM sem_holders WHERE name = 'k args') AS held;
 
--- A retry waits for a first attempt still in flight, here a prepared transaction; a wait cut
--- short (lock_timeout) says which key of which semaphore it waited for.
-BEGIN;
-SELECT sem_claim('k prepared', 2, '1 hour', request_key => 'gid') IS NOT NULL AS prepared_claim;
-PREPARE TRANSACTION 'regress_keys_prepared';
-SET lock_timeout = '50ms';
-SELECT sem_claim('k prepared', 2, '1 hour', request_key => 'gid');
-RESET lock_timeout;
-COMMIT PREPARED 'regress_keys_prepared';
-SELECT sem_claim('k prepared', 2, '1 hour', request_key => 'gid') =
-           (SELECT id FROM sem_holders WHERE name = 'k prepared') AS retry_gets_prepared_claim,
-       (SELECT count(*) FROM sem_holders WHERE name = 'k prepared') AS held;
-
 SELECT sem_release(id) FROM (SELECT DISTINCT id FROM sem_holders WHERE name LIKE 'k %') h;
 DROP ROLE regress_keys_a;
 DROP ROLE regress_keys_b;

@@ -56,6 +56,16 @@ bool recall_keyed_claim(const SlotRequest &request, SlotGrant *grant) {
                             errmsg("pgsem: the claim of a request key kept changing")));
         ClaimRow keyed;
         if (!claims_find_keyed(&table, request.name, role, request.request_key, &keyed)) break;
+        // Another transaction is changing the key's row: releasing it, renewing it, or -- its
+        // lease having run out -- a claimer recording its timeout. What the key names depends
+        // on how that ends (a release that commits frees the key; one that rolls back leaves the
+        // claim live), and neither an answer nor a new keyed row can be right until then: wait
+        // for that transaction, taking no lock on the row (lock_timeout and the deadlock
+        // detector apply), and look again.
+        if (keyed.change_in_progress) {
+            claims_wait_for_changer(&table, keyed);
+            continue;
+        }
         // The key's row is its claim's lowest slot's; the claim's rows share their expiry and
         // end together (a release ends them all, only an expiry lets a claimer reap one), so the
         // key's row speaks for the claim. Nobody else's insert can be in flight: the key's lock
@@ -68,17 +78,6 @@ bool recall_keyed_claim(const SlotRequest &request, SlotGrant *grant) {
             *grant = SlotGrant{true, keyed.slot, keyed.id, 0, request.permits};
             recalled = true;
             break;
-        }
-        if (keyed.change_in_progress) {
-            // Its lease ran out and another transaction is changing its row: a claimer recording
-            // the timeout, most likely (or a release). Once that change commits the key is free;
-            // should it roll back, the row is the key's expired claim again. Neither reaping the
-            // row nor a new keyed row could go ahead now (the unique index would wait for that
-            // transaction too): wait for it in the lock manager (lock_timeout and the deadlock
-            // detector apply) and look again.
-            LockedClaim locked{};
-            (void)claims_lock(&table, keyed.tid, LockTupleExclusive, LockWaitBlock, &locked);
-            continue;
         }
         const Reap outcome = reap(&table, keyed.tid, now);
         if (outcome == Reap::kVacant) break;

@@ -193,6 +193,7 @@ void read_row(TupleTableSlot *tuple_slot, const SnapshotData *dirty, ClaimRow *r
         if (should_free) heap_freetuple(tuple);
     }
     row->change_in_progress = dirty != nullptr && TransactionIdIsValid(dirty->xmax);
+    row->changer = row->change_in_progress ? dirty->xmax : InvalidTransactionId;
 }
 
 // ---- Writing rows ------------------------------------------------------------------------------
@@ -497,6 +498,12 @@ bool claims_find_keyed(ClaimsTable *table, const text *name, Oid role, const tex
     }
     claim_scan_end(&scan);
     return found;
+}
+
+void claims_wait_for_changer(ClaimsTable *table, const ClaimRow &row) {
+    if (!row.change_in_progress) return;
+    ItemPointerData tid = row.tid;  // for the wait's error context only
+    XactLockTableWait(row.changer, table->rel, &tid, XLTW_Lock);
 }
 
 bool claims_find(ClaimsTable *table, int64 id, ClaimRow *row) {

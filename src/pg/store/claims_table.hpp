@@ -38,6 +38,7 @@ struct ClaimRow {
     bool change_in_progress;  // updated or deleted by another, still open, transaction; when
                               // claims_find sees that change keep the claim unended (a renewal),
                               // expires_at is the later of the two versions' expiries
+    TransactionId changer;    // that transaction, when change_in_progress
 };
 
 // What a row is to src/core/slot_choice.hpp, which decides what it means.
@@ -130,6 +131,10 @@ int claim_scan_row_lockers(const ClaimScan *scan, TransactionId *lockers, int ma
 // claim's lowest slot), with a dirty read; false when there is none.
 bool claims_find_keyed(ClaimsTable *table, const text *name, Oid role, const text *key,
                        ClaimRow *row);
+
+// Waits, in the lock manager, for the transaction changing `row` (change_in_progress) to end,
+// taking no lock on the row itself; returns at once when none is.
+void claims_wait_for_changer(ClaimsTable *table, const ClaimRow &row);
 
 // Finds the current version of claim `id` with a dirty read; false when there is none.
 bool claims_find(ClaimsTable *table, int64 id, ClaimRow *row);
