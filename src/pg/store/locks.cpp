@@ -174,10 +174,11 @@ struct RequestKeyWait {
 // says which key of which semaphore it was.
 void request_key_wait_context(void *arg) {
     const auto *wait = static_cast<const RequestKeyWait *>(arg);
-    errcontext("waiting for the transaction of another sem_claim() with request key \"%s\" on "
-               "semaphore \"%s\" (advisory lock class %d)",
-               text_to_cstring(wait->key), text_to_cstring(wait->name),
-               static_cast<int>(LockClass::kRequestKey));
+    errcontext(
+        "waiting for the transaction of another sem_claim() with request key \"%s\" on "
+        "semaphore \"%s\" (advisory lock class %d)",
+        text_to_cstring(wait->key), text_to_cstring(wait->name),
+        static_cast<int>(LockClass::kRequestKey));
 }
 
 }  // namespace
