@@ -18,11 +18,12 @@ ALTER FUNCTION @extschema@.sem_prune_history(bigint) CALLED ON NULL INPUT;
 ------------------------------------------------------------------------------------------------
 
 -- A claim of k permits holds k slots at once: a lease is k rows sharing one id, one per slot, so
--- the primary key becomes (id, slot); each row carries the claim's k (NULL in rows made before
+-- the primary key becomes (id, name, slot) (a claim on several semaphores at once, sem_claim_all,
+-- has rows of one id on each); each row carries the claim's k (NULL in rows made before
 -- 1.2, which hold one). Releases, renewals and fences act on all rows of an id.
 ALTER TABLE pgsem.claims ADD COLUMN permits integer;
 ALTER TABLE pgsem.claims DROP CONSTRAINT claims_pkey,
-                         ADD CONSTRAINT claims_pkey PRIMARY KEY (id, slot);
+                         ADD CONSTRAINT claims_pkey PRIMARY KEY (id, name, slot);
 
 ------------------------------------------------------------------------------------------------
 -- Retry-safe claims: the table
@@ -273,3 +274,42 @@ COMMENT ON FUNCTION @extschema@.sem_claim_session(text, integer, interval, integ
     'takes permits free slots below n of semaphore name (all or none) until released or this session ends, waiting in line up to wait; the lowest of them, or NULL';
 COMMENT ON FUNCTION @extschema@.sem_release_session(text, integer) IS
     'gives back the session claim of this session that holds slot (every slot of it); false if it holds none of that slot';
+
+------------------------------------------------------------------------------------------------
+-- Claims on several semaphores at once
+------------------------------------------------------------------------------------------------
+
+-- One claim on every semaphore of a set, all or none, waiting up to one wait for the whole set:
+-- the lines, keys and slots of its semaphores are taken in one canonical order (names compared
+-- bytewise), whatever order the caller names them in. A lease set is one claim id on every
+-- semaphore (released, renewed and fenced by one call); transaction and session claims answer
+-- each semaphore's lowest slot. Not STRICT: NULL arguments are errors, but permits (NULL: one
+-- each) and request_key (NULL: no key).
+CREATE FUNCTION @extschema@.sem_claim_all(names text[], ns integer[],
+                                          timeout interval DEFAULT '90 seconds',
+                                          wait interval DEFAULT '0',
+                                          permits integer[] DEFAULT NULL,
+                                          request_key text DEFAULT NULL)
+    RETURNS bigint[]
+    AS 'MODULE_PATHNAME', 'pgsem_sem_claim_all'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION @extschema@.sem_claim_all(text[], integer[], interval, interval, integer[], text) IS
+    'takes permits[i] (default 1) free slots below ns[i] of every semaphore names[i], all or none, for one lease of timeout, waiting up to wait for the whole set; the claim id for each name, or NULL';
+
+CREATE FUNCTION @extschema@.sem_claim_xact_all(names text[], ns integer[],
+                                               wait interval DEFAULT '0',
+                                               permits integer[] DEFAULT NULL)
+    RETURNS integer[]
+    AS 'MODULE_PATHNAME', 'pgsem_sem_claim_xact_all'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION @extschema@.sem_claim_xact_all(text[], integer[], interval, integer[]) IS
+    'takes permits[i] (default 1) free slots below ns[i] of every semaphore names[i], all or none, until this transaction ends, waiting up to wait for the whole set; each name''s lowest slot, or NULL';
+
+CREATE FUNCTION @extschema@.sem_claim_session_all(names text[], ns integer[],
+                                                  wait interval DEFAULT '0',
+                                                  permits integer[] DEFAULT NULL)
+    RETURNS integer[]
+    AS 'MODULE_PATHNAME', 'pgsem_sem_claim_session_all'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION @extschema@.sem_claim_session_all(text[], integer[], interval, integer[]) IS
+    'takes permits[i] (default 1) free slots below ns[i] of every semaphore names[i], all or none, until released (sem_release_session, per name) or this session ends, waiting up to wait for the whole set; each name''s lowest slot, or NULL';

@@ -46,8 +46,8 @@ SELECT col_type_is('pgsem', 'claims', c.col, c.typ,
                (14, 'request_key', 'text')) AS c(pos, col, typ)
  ORDER BY c.pos;
 SELECT has_pk('pgsem', 'claims', 'pgsem.claims has a primary key');
-SELECT col_is_pk('pgsem', 'claims', ARRAY['id', 'slot'],
-                 'pgsem.claims'' primary key is (id, slot): a claim of k permits is k rows of one id');
+SELECT col_is_pk('pgsem', 'claims', ARRAY['id', 'name', 'slot'],
+                 'pgsem.claims'' primary key is (id, name, slot): a claim is k rows of one id on each of its semaphores');
 SELECT is((SELECT co.collname FROM pg_attribute a JOIN pg_collation co ON co.oid = a.attcollation
             WHERE a.attrelid = 'pgsem.claims'::regclass AND a.attname = 'name'),
           'C'::name, 'pgsem.claims.name compares bytewise (COLLATE "C")');
@@ -86,8 +86,8 @@ SELECT is((SELECT pg_get_expr(indpred, indrelid) FROM pg_index
 SELECT is((SELECT pg_get_indexdef('pgsem.claims_live_slot'::regclass)),
           'CREATE UNIQUE INDEX claims_live_slot ON pgsem.claims USING btree (name, slot) WHERE (ended_at IS NULL)',
           'claims_live_slot''s full definition');
-SELECT has_index('pgsem', 'claims', 'claims_pkey', ARRAY['id', 'slot'],
-                 'index claims_pkey is on (id, slot)');
+SELECT has_index('pgsem', 'claims', 'claims_pkey', ARRAY['id', 'name', 'slot'],
+                 'index claims_pkey is on (id, name, slot)');
 
 -- The unique partial index of request keys (2): one live claim per name, role and key.
 SELECT is((SELECT pg_get_indexdef('pgsem.claims_request_key'::regclass)),

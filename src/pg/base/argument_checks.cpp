@@ -161,6 +161,73 @@ int64 require_valid_wait(const char *function, bool is_null, const Interval *wai
     return 0;
 }
 
+void require_valid_set_shape(const char *function, int names, int ns, int permits,
+                             int64 permit_sum) {
+    const core::SetCheck check = PGSEM_NOTHROW(
+        core::check_set_shape(static_cast<std::size_t>(names), static_cast<std::size_t>(ns),
+                              static_cast<std::size_t>(permits), permit_sum));
+    switch (check.problem) {
+        case core::SetProblem::kNone:
+            return;
+        case core::SetProblem::kEmpty:
+            ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                            errmsg("%s: names must name at least one semaphore", function)));
+            break;
+        case core::SetProblem::kLengths:
+            ereport(ERROR, (errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+                            errmsg("%s: names, ns and permits must have one element per semaphore",
+                                   function),
+                            errdetail("names has %d, ns %d, permits %d.", names, ns, permits)));
+            break;
+        case core::SetProblem::kTooMany:
+            ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                            errmsg("%s: a claim may name at most %zu semaphores, not %d", function,
+                                   core::kMaxSetNames, names)));
+            break;
+        default:
+            ereport(ERROR,
+                    (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                     errmsg("%s: the permits add up to %lld, more than %lld", function,
+                            static_cast<long long>(permit_sum),
+                            static_cast<long long>(core::kMaxPermits)),
+                     errdetail("Each permit is a slot, and a claim holds a lock for each of its "
+                               "slots while it is made.")));
+            break;
+    }
+}
+
+void require_array(const char *function, const char *argument, bool is_null, ArrayType *array) {
+    if (is_null) raise_null(function, argument);
+    if (ARR_NDIM(array) > 1)
+        ereport(ERROR, (errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+                        errmsg("%s: %s must be a one-dimensional array", function, argument)));
+}
+
+void require_no_null_element(const char *function, const char *argument, bool has_null) {
+    if (has_null)
+        ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+                        errmsg("%s: %s must not contain NULL", function, argument)));
+}
+
+void order_set_names(const char *function, text *const *names, int count, int *order) {
+    auto *views = static_cast<std::string_view *>(palloc(sizeof(std::string_view) * count));
+    auto *positions = static_cast<std::size_t *>(palloc(sizeof(std::size_t) * count));
+    for (int i = 0; i < count; ++i)
+        views[i] = std::string_view(VARDATA_ANY(names[i]), VARSIZE_ANY_EXHDR(names[i]));
+    const std::size_t size = static_cast<std::size_t>(count);
+    const core::SetCheck check =
+        PGSEM_CPP_CALL([&] { return core::canonical_order(views, size, positions); });
+    if (check.problem == core::SetProblem::kRepeated)
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                        errmsg("%s: semaphore \"%s\" is named twice", function,
+                               text_to_cstring(names[check.first])),
+                        errdetail("At positions %zu and %zu of names.", check.first + 1,
+                                  check.second + 1)));
+    for (int i = 0; i < count; ++i) order[i] = static_cast<int>(positions[i]);
+    pfree(views);
+    pfree(positions);
+}
+
 void require_valid_slot(const char *function, bool is_null, int32 slot) {
     if (is_null) raise_null(function, "the slot");
     if (slot < 0 || slot >= core::kMaxN)

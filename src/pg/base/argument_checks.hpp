@@ -4,6 +4,7 @@
 #pragma once
 
 #include "core/arguments.hpp"
+#include "core/claim_sets.hpp"
 #include "pg/base/postgres_api.hpp"
 
 namespace pgsem {
@@ -21,6 +22,16 @@ int64 require_valid_lease(const char *function, bool is_null, const Interval *le
 int64 require_valid_wait(const char *function, bool is_null, const Interval *wait);
 // A slot number as sem_release_session takes it: in [0, kMaxN).
 void require_valid_slot(const char *function, bool is_null, int32 slot);
+
+// The arrays of a claim on several semaphores (core/claim_sets.hpp): `names` names, `ns` and
+// `permits` array lengths (permits 0: not given), the permits' sum.
+void require_valid_set_shape(const char *function, int names, int ns, int permits,
+                             int64 permit_sum);
+// An array argument that must not be NULL, nor contain a NULL, and be one-dimensional.
+void require_array(const char *function, const char *argument, bool is_null, ArrayType *array);
+void require_no_null_element(const char *function, const char *argument, bool has_null);
+// Orders the set's names canonically into `order` (room for `count`), refusing a repeated name.
+void order_set_names(const char *function, text *const *names, int count, int *order);
 
 // An interval's length in microseconds, months counting 30 days (as interval comparison does);
 // saturates instead of overflowing.

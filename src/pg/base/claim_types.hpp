@@ -38,4 +38,18 @@ struct SlotGrant {
     int32 free_seen;
 };
 
+// A claim on several semaphores at once (sem_claim_all and friends): one request per semaphore,
+// in the canonical order (src/core/claim_sets.hpp), all of one kind, lease and request key. It
+// holds every member's slots or none.
+struct SetRequest {
+    const SlotRequest *members;
+    int32 count;
+};
+
+struct SetGrant {
+    bool granted;
+    int64 claim_id;  // kLease: the id of every row of the claim, on every semaphore
+    int32 *slots;    // each member's lowest slot, in member order (room for count, the caller's)
+};
+
 }  // namespace pgsem

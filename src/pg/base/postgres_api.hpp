@@ -10,6 +10,7 @@
 #include <exception>
 #include <new>
 #include <optional>
+#include <string_view>
 #include <type_traits>
 
 extern "C" {
@@ -61,6 +62,7 @@ extern "C" {
 #include "utils/resowner.h"
 #include "tcop/utility.h"
 #include "utils/acl.h"
+#include "utils/array.h"
 #include "utils/backend_status.h"
 #include "utils/builtins.h"
 #include "utils/datetime.h"

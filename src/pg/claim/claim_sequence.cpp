@@ -69,9 +69,10 @@ bool keep_slot(ClaimsTable *table, const SlotRequest &request, int32 slot, SlotG
     return false;
 }
 
-// Every picked slot under its mutex: the claim takes them all, its lease rows sharing one id.
+// Every picked slot under its mutex: the claim takes them all, its lease rows sharing one id
+// (`id`; 0: drawn here).
 void take_slots(ClaimsTable *table, const SlotRequest &request, const PickedSlots &picks,
-                SlotGrant *grant) {
+                SlotGrant *grant, int64 id) {
     grant->slot = lowest(picks);
     if (request.kind != ClaimKind::kLease) {
         finish_lock_claim(request.kind, request.name, request.permits, grant->slot);
@@ -80,7 +81,7 @@ void take_slots(ClaimsTable *table, const SlotRequest &request, const PickedSlot
     NewClaim row{};
     // The id is drawn inside the slot mutex, so ids grow in the order claims are granted; the
     // grant time is taken after it, so claim times follow ids too.
-    row.id = claims_next_id(table);
+    row.id = id != 0 ? id : claims_next_id(table);
     row.name = const_cast<text *>(request.name);
     row.n = request.n;
     row.permits = request.permits;
@@ -106,46 +107,99 @@ void give_back(const SlotRequest &request, const PickedSlots &picks) {
 
 // ---- 2. look ----------------------------------------------------------------------------------
 
+// Picks request.permits free slots, each under its mutex, into *picks; false when too few are
+// free (what it picked stays picked, for give_back). A transaction or session claimer skips a
+// slot whose mutex another claimer holds (slot_search.hpp, 2.); a lease claimer waits for it
+// (`may_wait`), but never while it holds a mutex already.
+bool pick_slots(ClaimsTable *table, const SlotRequest &request, bool may_wait, PickedSlots *picks,
+                SlotGrant *grant) {
+    SlotCandidates candidates;
+    candidates_begin(&candidates, table, request, grant);
+    int32 slot = -1;
+    while (picks->count < request.permits && candidates_next(&candidates, &slot)) {
+        if (picks->count > 0 && picked(*picks, slot)) continue;
+        if (!lock_slot_mutex(request.name, slot, may_wait && picks->count == 0)) continue;
+        if (keep_slot(table, request, slot, grant))
+            picks->slots[picks->count++] = slot;
+        else
+            unlock_slot_mutex(request.name, slot);
+    }
+    return picks->count == request.permits;
+}
+
+void unlock_picked(const SlotRequest &request, const PickedSlots &picks) {
+    for (int32 i = 0; i < picks.count; ++i) unlock_slot_mutex(request.name, picks.slots[i]);
+}
+
 // One look for free slots, taking them if there are enough, with pgsem.claims open for the look
 // alone: unless the look wrote (leases inserted, an expired one recorded as timed out), the table
 // lock goes with it, so that nobody sleeps holding it (claims_close_unlocking). `first_waiter`:
 // the look of the first in line, which must not wait in the lock manager once it has read a slot:
 // a release of that slot would set its latch while it waits, the lock manager's sleep would reset
-// it, and the first waiter would then sleep through the release.
+// it, and the first waiter would then sleep through the release. (The only other taker of a
+// mutex then is a renewal, of a lease that holds the slot.)
 SlotGrant look_for_slot(const SlotRequest &request, bool first_waiter) {
     ClaimsTable table;
     claims_open(&table, request.kind == ClaimKind::kLease ? RowExclusiveLock : AccessShareLock);
     SlotGrant grant{false, -1, 0, 0, 0};
-    SlotCandidates candidates;
-    candidates_begin(&candidates, &table, request, &grant);
-    // A transaction or session claimer skips a slot whose mutex another claimer holds
-    // (slot_search.hpp, 2.); a lease claimer waits for it, but for the first waiter (the only
-    // other taker of a mutex then is a renewal, of a lease that holds the slot) and but for a
-    // claimer that holds a mutex already.
-    const bool lease_waits = request.kind == ClaimKind::kLease && !first_waiter;
     int32 one_slot = 0;
     PickedSlots picks{&one_slot, 0};
     if (request.permits > 1)
         picks.slots = static_cast<int32 *>(palloc(sizeof(int32) * request.permits));
-    int32 slot = -1;
-    while (picks.count < request.permits && candidates_next(&candidates, &slot)) {
-        if (picks.count > 0 && picked(picks, slot)) continue;
-        if (!lock_slot_mutex(request.name, slot, lease_waits && picks.count == 0)) continue;
-        if (keep_slot(&table, request, slot, &grant))
-            picks.slots[picks.count++] = slot;
-        else
-            unlock_slot_mutex(request.name, slot);
-    }
-    grant.granted = picks.count == request.permits;
+    grant.granted = pick_slots(&table, request, request.kind == ClaimKind::kLease && !first_waiter,
+                               &picks, &grant);
     if (grant.granted) {
-        take_slots(&table, request, picks, &grant);
+        take_slots(&table, request, picks, &grant, 0);
     } else {
         grant.free_seen = picks.count;
         give_back(request, picks);
     }
-    for (int32 i = 0; i < picks.count; ++i) unlock_slot_mutex(request.name, picks.slots[i]);
+    unlock_picked(request, picks);
     claims_close_unlocking(&table);
     return grant;
+}
+
+// A set's look: every member's slots picked in the set's order, all under their mutexes at once,
+// then all taken (leases under one id) or all given back. Only the very first mutex of the set
+// may be waited for. Returns the index of the first member that lacked slots, with its lack in
+// *lacking, or -1 when the set was taken; *next_expiry is the earliest expiry any member saw.
+int32 look_for_set(const SetRequest &set, bool first_waiter, SetGrant *out, int32 *lacking,
+                   TimestampTz *next_expiry) {
+    const ClaimKind kind = set.members[0].kind;
+    ClaimsTable table;
+    claims_open(&table, kind == ClaimKind::kLease ? RowExclusiveLock : AccessShareLock);
+    PickedSlots *picks = static_cast<PickedSlots *>(palloc(sizeof(PickedSlots) * set.count));
+    SlotGrant *grants = static_cast<SlotGrant *>(palloc0(sizeof(SlotGrant) * set.count));
+    int32 short_member = -1;
+    int32 picked_members = 0;
+    *next_expiry = 0;
+    for (int32 m = 0; m < set.count && short_member < 0; ++m) {
+        const SlotRequest &member = set.members[m];
+        picks[m] = PickedSlots{static_cast<int32 *>(palloc(sizeof(int32) * member.permits)), 0};
+        const bool may_wait = kind == ClaimKind::kLease && !first_waiter && m == 0;
+        ++picked_members;
+        if (!pick_slots(&table, member, may_wait, &picks[m], &grants[m])) {
+            short_member = m;
+            *lacking = member.permits - picks[m].count;
+        }
+        if (grants[m].next_expiry != 0 &&
+            (*next_expiry == 0 || grants[m].next_expiry < *next_expiry))
+            *next_expiry = grants[m].next_expiry;
+    }
+    if (short_member < 0) {
+        // Drawn under the mutexes, as a single claim's id is: ids grow in grant order.
+        const int64 id = kind == ClaimKind::kLease ? claims_next_id(&table) : 0;
+        for (int32 m = 0; m < set.count; ++m) {
+            take_slots(&table, set.members[m], picks[m], &grants[m], id);
+            out->slots[m] = grants[m].slot;
+        }
+        out->claim_id = id;
+    } else {
+        for (int32 m = picked_members - 1; m >= 0; --m) give_back(set.members[m], picks[m]);
+    }
+    for (int32 m = picked_members - 1; m >= 0; --m) unlock_picked(set.members[m], picks[m]);
+    claims_close_unlocking(&table);
+    return short_member;
 }
 
 // ---- 3. wait in line ---------------------------------------------------------------------------
@@ -164,6 +218,32 @@ SlotGrant wait_for_slot(const SlotRequest &request, TimestampTz start, Timestamp
     }
     line_leave(&line);
     return grant;
+}
+
+// A set waits in the line of every member, joined in the set's order (so two sets naming the
+// same semaphores line up on the first of them, and never each hold a line the other waits
+// for), and looks for the whole set each time it is woken: by a release on any member, or its
+// timer. Its deadlock check is the first short member's (deadlock_check.hpp): a member whose
+// slots can never free makes the set impossible.
+bool wait_for_set(const SetRequest &set, TimestampTz start, TimestampTz deadline, SetGrant *out) {
+    LineWait *lines = static_cast<LineWait *>(palloc(sizeof(LineWait) * set.count));
+    int32 joined = 0;
+    while (joined < set.count && line_join(&lines[joined], set.members[joined], start, deadline))
+        ++joined;
+    bool granted = false;
+    if (joined == set.count) {
+        for (;;) {
+            int32 lacking = 0;
+            TimestampTz next_expiry = 0;
+            line_begin_look(&lines[0]);
+            const int32 short_member = look_for_set(set, true, out, &lacking, &next_expiry);
+            line_end_look(&lines[0]);
+            granted = short_member < 0;
+            if (granted || !line_sleep(&lines[short_member], next_expiry, lacking)) break;
+        }
+    }
+    for (int32 m = joined - 1; m >= 0; --m) line_leave(&lines[m]);
+    return granted;
 }
 
 // ---- 5. after the grant ------------------------------------------------------------------------
@@ -222,6 +302,39 @@ SlotGrant claim(const char *function, const SlotRequest &request, int64 wait) {
     if (grant.granted) after_grant(request);
     if (request.kind == ClaimKind::kLease) prune_history_sometimes();
     return grant;
+}
+
+void claim_all(const char *function, const SetRequest &set, int64 wait, SetGrant *grant) {
+    const TimestampTz start = GetCurrentTimestamp();
+    const SlotRequest &first = set.members[0];
+    admit(function, first);
+    if (first.kind != ClaimKind::kLease || wait > 0) (void)registry_attach();
+    (void)release_epochs_attach();
+    grant->granted = false;
+    grant->claim_id = 0;
+    if (first.request_key != nullptr && recall_keyed_set(set, grant)) return;
+    // The lines in the set's order, each held in share mode if nobody waits in it.
+    int32 held_lines = 0;
+    while (held_lines < set.count && hold_line_if_empty(set.members[held_lines].name)) ++held_lines;
+    if (held_lines == set.count) {
+        EpochMark *marks = static_cast<EpochMark *>(palloc(sizeof(EpochMark) * set.count));
+        for (int32 m = 0; m < set.count; ++m) marks[m] = release_epochs_mark(set.members[m].name);
+        int32 lacking = 0;
+        TimestampTz next_expiry = 0;
+        grant->granted = look_for_set(set, false, grant, &lacking, &next_expiry) < 0;
+        // The second look of a caller that does not wait (claim() says why), when a release on
+        // any member may have overlapped the look.
+        bool moved = next_expiry != 0 && next_expiry <= GetCurrentTimestamp();
+        for (int32 m = 0; m < set.count && !moved; ++m)
+            moved = release_epochs_moved(set.members[m].name, marks[m]);
+        if (!grant->granted && wait == 0 && moved)
+            grant->granted = look_for_set(set, false, grant, &lacking, &next_expiry) < 0;
+    }
+    for (int32 m = held_lines - 1; m >= 0; --m) let_go_of_line(set.members[m].name);
+    if (!grant->granted && wait > 0) grant->granted = wait_for_set(set, start, start + wait, grant);
+    if (grant->granted)
+        for (int32 m = 0; m < set.count; ++m) after_grant(set.members[m]);
+    if (first.kind == ClaimKind::kLease) prune_history_sometimes();
 }
 
 }  // namespace pgsem

@@ -17,4 +17,9 @@ namespace pgsem {
 // `function` names the SQL function in messages.
 SlotGrant claim(const char *function, const SlotRequest &request, int64 wait);
 
+// Claims every member of `set` at once, or nothing, waiting up to `wait` microseconds for the
+// whole set: the same sequence, on each member's line and slots in the set's canonical order.
+// Fills grant->slots; leases share one id.
+void claim_all(const char *function, const SetRequest &set, int64 wait, SetGrant *grant);
+
 }  // namespace pgsem

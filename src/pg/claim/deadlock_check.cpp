@@ -267,6 +267,9 @@ void add_first_waiters(Graph *graph, const LockData *locks, const Leases &leases
         const LockInstanceData &lock = locks->locks[f];
         if (!is_first_place(lock)) continue;
         FirstWaiter first{lock.pid, locktag_key(lock.locktag), nullptr, 0, 1};
+        // A set's other lines (claim_sequence.cpp, wait_for_set): the check is of one member
+        // at a time, and that member's slots alone decide whether it can ever be had.
+        if (first.pid == me.pid && first.key != me.key) continue;
         if (first.pid == me.pid && first.key == me.key) {
             first = me;
         } else {

@@ -152,7 +152,7 @@ ActResult act_on_claim(const char *function, int64 id, Act act, bool has_lease, 
             for (int i = 0; i < count; ++i) record_timeout(&table, rows[i], act);
         if (out.status != core::ClaimStatus::kLive) break;
 
-        // Every row locked, in slot order (every locker of a claim goes in that order).
+        // Every row locked, in (name, slot) order (every locker of a claim goes in that order).
         TM_Result result = TM_Ok;
         int locked_count = 0;
         for (; locked_count < count && result == TM_Ok; ++locked_count)
@@ -173,7 +173,10 @@ ActResult act_on_claim(const char *function, int64 id, Act act, bool has_lease, 
         // must look again at the end (a release frees the slots, a renewal sets the expiry its
         // timer waits for, a fence -- also one that fails below, its lease having run out while
         // it waited for the rows -- lets go of them).
-        wake_first_waiter_at_end(locked_claim_name(locked[0]));
+        for (int i = 0; i < count; ++i)
+            if (i == 0 ||
+                !same_text(locked_claim_name(locked[i]), locked_claim_name(locked[i - 1])))
+                wake_first_waiter_at_end(locked_claim_name(locked[i]));
         const TimestampTz now = GetCurrentTimestamp();
         for (int i = 0; i < count; ++i) rows[i] = locked[i].row;
         out.row = rows[0];

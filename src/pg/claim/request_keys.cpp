@@ -44,47 +44,91 @@ void require_same_request(const SlotRequest &request, const ClaimRow &row) {
 
 }  // namespace
 
-bool recall_keyed_claim(const SlotRequest &request, SlotGrant *grant) {
-    const Oid role = GetUserId();
-    lock_request_key(request.name, role, request.request_key);
-    ClaimsTable table;
-    claims_open(&table, RowExclusiveLock);
-    bool recalled = false;
+namespace {
+
+// The key's live claim on request.name, in *keyed; false when the key is free (a claim of it that
+// ran out unrecorded is recorded as timed out on the way). The key's lock is held.
+bool find_keyed_claim(ClaimsTable *table, const SlotRequest &request, Oid role, ClaimRow *keyed) {
     for (int attempt = 0;; ++attempt) {
         if (attempt == kMaxRowRetries)
             ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR),
                             errmsg("pgsem: the claim of a request key kept changing")));
-        ClaimRow keyed;
-        if (!claims_find_keyed(&table, request.name, role, request.request_key, &keyed)) break;
+        if (!claims_find_keyed(table, request.name, role, request.request_key, keyed)) return false;
         // Another transaction is changing the key's row: releasing it, renewing it, or -- its
         // lease having run out -- a claimer recording its timeout. What the key names depends
         // on how that ends (a release that commits frees the key; one that rolls back leaves the
         // claim live), and neither an answer nor a new keyed row can be right until then: wait
         // for that transaction, taking no lock on the row (lock_timeout and the deadlock
         // detector apply), and look again.
-        if (keyed.change_in_progress) {
-            claims_wait_for_changer(&table, keyed);
+        if (keyed->change_in_progress) {
+            claims_wait_for_changer(table, *keyed);
             continue;
         }
-        // The key's row is its claim's lowest slot's; the claim's rows share their expiry and
-        // end together (a release ends them all, only an expiry lets a claimer reap one), so the
-        // key's row speaks for the claim. Nobody else's insert can be in flight: the key's lock
-        // waited for it. This transaction's own shows as committed.
+        // The key's row is its claim's lowest slot's (on this semaphore); the claim's rows share
+        // their expiry and end together (a release ends them all, only an expiry lets a claimer
+        // reap one), so the key's row speaks for the claim. Nobody else's insert can be in
+        // flight: the key's lock waited for it. This transaction's own shows as committed.
         const TimestampTz now = GetCurrentTimestamp();
-        const core::ClaimRowState state = claim_state(keyed);
+        const core::ClaimRowState state = claim_state(*keyed);
         const core::ClaimStatus status = PGSEM_NOTHROW(core::status_of(state, now));
         if (status == core::ClaimStatus::kLive || status == core::ClaimStatus::kUncommitted) {
-            require_same_request(request, keyed);
-            *grant = SlotGrant{true, keyed.slot, keyed.id, 0, request.permits};
-            recalled = true;
-            break;
+            require_same_request(request, *keyed);
+            return true;
         }
-        const Reap outcome = reap(&table, keyed.tid, now);
-        if (outcome == Reap::kVacant) break;
-        if (outcome == Reap::kHeld) raise_key_in_use(request, keyed);
+        const Reap outcome = reap(table, keyed->tid, now);
+        if (outcome == Reap::kVacant) return false;
+        if (outcome == Reap::kHeld) raise_key_in_use(request, *keyed);
     }
+}
+
+}  // namespace
+
+bool recall_keyed_claim(const SlotRequest &request, SlotGrant *grant) {
+    const Oid role = GetUserId();
+    lock_request_key(request.name, role, request.request_key);
+    ClaimsTable table;
+    claims_open(&table, RowExclusiveLock);
+    ClaimRow keyed;
+    const bool recalled = find_keyed_claim(&table, request, role, &keyed);
+    if (recalled) *grant = SlotGrant{true, keyed.slot, keyed.id, 0, request.permits};
     claims_close_unlocking(&table);
     return recalled;
+}
+
+bool recall_keyed_set(const SetRequest &set, SetGrant *grant) {
+    const Oid role = GetUserId();
+    // The keys' locks in the set's order, as every claimer of the set takes them.
+    for (int32 m = 0; m < set.count; ++m)
+        lock_request_key(set.members[m].name, role, set.members[m].request_key);
+    ClaimsTable table;
+    claims_open(&table, RowExclusiveLock);
+    int32 found = 0;
+    int64 id = 0;
+    bool one_claim = true;
+    for (int32 m = 0; m < set.count; ++m) {
+        ClaimRow keyed;
+        if (!find_keyed_claim(&table, set.members[m], role, &keyed)) continue;
+        one_claim = one_claim && (found == 0 || keyed.id == id);
+        id = keyed.id;
+        grant->slots[m] = keyed.slot;
+        ++found;
+    }
+    claims_close_unlocking(&table);
+    if (found == 0) return false;
+    // The key names a claim on some of these semaphores only, or several claims: not this set's
+    // first attempt (a set's claim holds all of its members or none, and ends on all at once).
+    if (found != set.count || !one_claim)
+        ereport(ERROR,
+                (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                 errmsg("sem_claim_all(): request key \"%s\" names claims that are not this set",
+                        text_to_cstring(set.members[0].request_key)),
+                 errdetail("It names live claims on %d of the %d semaphores%s.", found, set.count,
+                           one_claim ? "" : ", and more than one claim"),
+                 errhint("A retry must name the semaphores of its first attempt; use another key "
+                         "for another claim.")));
+    grant->granted = true;
+    grant->claim_id = id;
+    return true;
 }
 
 }  // namespace pgsem

@@ -21,4 +21,9 @@ namespace pgsem {
 // as timed out first, so that the new claim may carry the key.
 bool recall_keyed_claim(const SlotRequest &request, SlotGrant *grant);
 
+// The same for a set (sem_claim_all): the keys' locks taken in the set's order; true, with
+// *grant filled, when the key names one live claim on every member; an error (55000) when it
+// names claims on some members only, or several claims.
+bool recall_keyed_set(const SetRequest &set, SetGrant *grant);
+
 }  // namespace pgsem

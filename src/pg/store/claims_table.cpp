@@ -1,6 +1,7 @@
 #include "core/arguments.hpp"
 #include "pg/base/argument_checks.hpp"
 #include "pg/base/boundary.hpp"
+#include "pg/base/claim_types.hpp"
 #include "pg/store/claims_table.hpp"
 
 namespace pgsem {
@@ -23,8 +24,9 @@ constexpr const char *kSequence = "claim_id";
 // them, which it leaves NULL. SQL functions whose signature changes keep their old C entry point
 // beside the new one (see sql/lease_functions.cpp). 1.1 appends no column; 1.2 appends
 // `permits` (the claim's k, on each of its rows; NULL in rows made before it, which hold 1) and
-// `request_key` (on the row of a claim's lowest slot, when it was made with a key), makes the
-// primary key (id, slot) -- the k rows of a claim share its id -- and adds the unique index
+// `request_key` (on the row of a claim's lowest slot of each semaphore, when it was made with a
+// key), makes the primary key (id, name, slot) -- the rows of a claim share its id, k per
+// semaphore, on one semaphore or several (sem_claim_all) -- and adds the unique index
 // claims_request_key.
 
 // Column numbers of pgsem.claims, as created by pgsem--1.0.sql.
@@ -421,17 +423,18 @@ bool preferred(const ClaimRow &candidate, const ClaimRow &current) {
     return current.ended && !candidate.ended;
 }
 
-// The rows of claim `id`, one per slot (the primary key (id, slot) returns a slot's versions
-// together), each the version `preferred` picks; a renewal in flight (a committed version being
-// changed, an unended successor inserted) counts as live until the later of the two expiries,
-// and acting on it means waiting for the renewer, not calling it timed out. Returns how many slots,
-// at most `max`.
+// The rows of claim `id`, one per slot of each of its semaphores (the primary key (id, name,
+// slot) returns a slot's versions together), each the version `preferred` picks; a renewal in
+// flight (a committed version being changed, an unended successor inserted) counts as live until
+// the later of the two expiries, and acting on it means waiting for the renewer, not calling it
+// timed out. Returns how many slots, at most `max`.
 int find_all_once(ClaimsTable *table, int64 id, ClaimRow *rows, int max) {
     ClaimScan scan;
     ClaimRow candidate;
     int count = 0;
     bool successor_unended = false;
     TimestampTz successor_expires_at = 0;
+    text *last_name = nullptr;  // of rows[count - 1]
     const auto fold_renewal = [&] {
         ClaimRow &last = rows[count - 1];
         if (last.change_in_progress && successor_unended)
@@ -439,10 +442,15 @@ int find_all_once(ClaimsTable *table, int64 id, ClaimRow *rows, int max) {
     };
     pkey_scan_begin(table, &scan, BTEqualStrategyNumber, F_INT8EQ, id);
     while (claim_scan_next(&scan, &candidate)) {
-        if (count == 0 || candidate.slot != rows[count - 1].slot) {
+        const text *name = claim_scan_name(&scan);
+        if (count == 0 || candidate.slot != rows[count - 1].slot || !same_text(name, last_name)) {
             if (count > 0) fold_renewal();
             if (count == max) break;
             rows[count++] = candidate;
+            if (last_name == nullptr || !same_text(name, last_name)) {
+                if (last_name != nullptr) pfree(last_name);
+                last_name = static_cast<text *>(PG_DETOAST_DATUM_COPY(PointerGetDatum(name)));
+            }
             successor_unended = false;
             successor_expires_at = 0;
         } else if (preferred(candidate, rows[count - 1])) {
@@ -455,6 +463,7 @@ int find_all_once(ClaimsTable *table, int64 id, ClaimRow *rows, int max) {
     }
     claim_scan_end(&scan);
     if (count > 0) fold_renewal();
+    if (last_name != nullptr) pfree(last_name);
     return count;
 }
 

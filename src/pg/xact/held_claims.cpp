@@ -13,7 +13,8 @@ namespace {
 // A claim this backend holds, by name and slot.
 struct HeldSlot {
     int32 slot;
-    int32 claim_slot;  // the lowest slot of its claim (a claim of several permits holds several)
+    int32 claim_slot;  // the lowest slot of its claim (a claim of several permits holds several);
+                       // -1 until finish_lock_claim (the claim is being made)
     text *name;        // palloc'd copy
     // Session claims only: the subtransaction that took it, until the top transaction commits
     // (InvalidSubTransactionId once it has); a rollback of it takes the claim back.
@@ -48,7 +49,7 @@ void remember(HeldSlot **list, int *count, int *capacity, MemoryContext context,
     text *copy = static_cast<text *>(MemoryContextAlloc(context, VARSIZE_ANY(name)));
     memcpy(copy, name, VARSIZE_ANY(name));
     (*list)[(*count)++] = HeldSlot{
-        slot, slot, copy, GetCurrentSubTransactionId(), n, GetUserId(), GetCurrentTimestamp()};
+        slot, -1, copy, GetCurrentSubTransactionId(), n, GetUserId(), GetCurrentTimestamp()};
 }
 
 // Forgets the claim remember() added last, which never got its slot.
@@ -162,12 +163,16 @@ void abandon_lock_claim(ClaimKind kind, const text *name, int32 slot) {
 }
 
 void finish_lock_claim(ClaimKind kind, const text *name, int32 permits, int32 claim_slot) {
+    // The claim's slots are among the last remembered, but not necessarily the very last: a
+    // claim on several semaphores remembers every member's slots before it finishes any.
     HeldSlot *claims = claims_of(kind);
-    const int count = *count_of(kind);
-    for (int i = count - permits; i < count; ++i) {
+    int32 left = permits;
+    for (int i = *count_of(kind) - 1; i >= 0 && left > 0; --i) {
+        if (claims[i].claim_slot != -1 || !same_text(claims[i].name, name)) continue;
         claims[i].claim_slot = claim_slot;
         take_name_holders(name, kind == ClaimKind::kSession);
         registry_note_claim(registered(kind, claims[i]));
+        --left;
     }
 }
 

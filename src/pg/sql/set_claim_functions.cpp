@@ -1,0 +1,155 @@
+// SQL glue for claims on several semaphores at once: sem_claim_all, sem_claim_xact_all and
+// sem_claim_session_all. Argument checks and conversions only -- arrays in, in the caller's order;
+// the members handed to the claim sequence (claim/claim_sequence.hpp, claim_all) in the set's
+// canonical order; the answer out in the caller's order again.
+#include "pg/base/argument_checks.hpp"
+#include "pg/base/boundary.hpp"
+#include "pg/claim/claim_sequence.hpp"
+
+namespace {
+
+struct TextArray {
+    Datum *values;
+    bool *nulls;
+    int count;
+};
+
+TextArray text_elements(ArrayType *array) {
+    TextArray out{nullptr, nullptr, 0};
+    deconstruct_array(array, TEXTOID, -1, false, TYPALIGN_INT, &out.values, &out.nulls, &out.count);
+    return out;
+}
+
+TextArray int4_elements(ArrayType *array) {
+    TextArray out{nullptr, nullptr, 0};
+    deconstruct_array(array, INT4OID, sizeof(int32), true, TYPALIGN_INT, &out.values, &out.nulls,
+                      &out.count);
+    return out;
+}
+
+bool any_null(const TextArray &array) {
+    for (int i = 0; i < array.count; ++i)
+        if (array.nulls[i]) return true;
+    return false;
+}
+
+ArrayType *array_argument(FunctionCallInfo fcinfo, int arg, const char *function,
+                          const char *argument) {
+    const bool is_null = PG_ARGISNULL(arg);
+    ArrayType *array = is_null ? nullptr : PG_GETARG_ARRAYTYPE_P(arg);
+    pgsem::require_array(function, argument, is_null, array);
+    return array;
+}
+
+// The set's members, checked, in canonical order; `order[i]` is member i's position in names.
+struct ParsedSet {
+    pgsem::SlotRequest *members;
+    int *order;
+    int count;
+};
+
+// The arguments: names (0), ns (1), then wait at `wait_arg` and permits at `permits_arg`.
+ParsedSet parse_set(FunctionCallInfo fcinfo, const char *function, pgsem::ClaimKind kind,
+                    int64 lease, int permits_arg, const text *key) {
+    const TextArray names = text_elements(array_argument(fcinfo, 0, function, "names"));
+    const TextArray ns = int4_elements(array_argument(fcinfo, 1, function, "ns"));
+    TextArray permits{nullptr, nullptr, 0};
+    if (!PG_ARGISNULL(permits_arg))
+        permits = int4_elements(array_argument(fcinfo, permits_arg, function, "permits"));
+    pgsem::require_no_null_element(function, "names", any_null(names));
+    pgsem::require_no_null_element(function, "ns", any_null(ns));
+    pgsem::require_no_null_element(function, "permits", any_null(permits));
+    int64 permit_sum = 0;
+    for (int i = 0; i < names.count && i < permits.count; ++i)
+        permit_sum += Max(DatumGetInt32(permits.values[i]), 0);
+    if (permits.count == 0) permit_sum = names.count;
+    pgsem::require_valid_set_shape(function, names.count, ns.count, permits.count, permit_sum);
+
+    ParsedSet set{nullptr, nullptr, names.count};
+    text **texts = static_cast<text **>(palloc(sizeof(text *) * set.count));
+    for (int i = 0; i < set.count; ++i) {
+        texts[i] = DatumGetTextPP(names.values[i]);
+        pgsem::require_valid_name(function, false, texts[i]);
+        const int32 n = DatumGetInt32(ns.values[i]);
+        pgsem::require_valid_n(function, false, n);
+        const int32 k = permits.count == 0 ? 1 : DatumGetInt32(permits.values[i]);
+        pgsem::require_valid_permits(function, false, k, n);
+    }
+    set.order = static_cast<int *>(palloc(sizeof(int) * set.count));
+    pgsem::order_set_names(function, texts, set.count, set.order);
+    set.members = static_cast<pgsem::SlotRequest *>(palloc(sizeof(pgsem::SlotRequest) * set.count));
+    for (int m = 0; m < set.count; ++m) {
+        const int i = set.order[m];
+        set.members[m] =
+            pgsem::SlotRequest{texts[i],
+                               DatumGetInt32(ns.values[i]),
+                               kind,
+                               lease,
+                               permits.count == 0 ? 1 : DatumGetInt32(permits.values[i]),
+                               key};
+    }
+    return set;
+}
+
+// The answer in the caller's order: the claim id for each name (leases), or each name's lowest
+// slot (transaction and session claims).
+Datum answer(const ParsedSet &set, const pgsem::SetGrant &grant, pgsem::ClaimKind kind) {
+    Datum *values = static_cast<Datum *>(palloc(sizeof(Datum) * set.count));
+    for (int m = 0; m < set.count; ++m)
+        values[set.order[m]] = kind == pgsem::ClaimKind::kLease ? Int64GetDatum(grant.claim_id)
+                                                                : Int32GetDatum(grant.slots[m]);
+    ArrayType *array =
+        kind == pgsem::ClaimKind::kLease
+            ? construct_array(values, set.count, INT8OID, sizeof(int64), true, TYPALIGN_DOUBLE)
+            : construct_array(values, set.count, INT4OID, sizeof(int32), true, TYPALIGN_INT);
+    PG_RETURN_ARRAYTYPE_P(array);
+}
+
+pgsem::SetGrant claim_set(const char *function, const ParsedSet &set, int64 wait) {
+    pgsem::SetGrant grant{false, 0, static_cast<int32 *>(palloc0(sizeof(int32) * set.count))};
+    pgsem::claim_all(function, pgsem::SetRequest{set.members, set.count}, wait, &grant);
+    return grant;
+}
+
+// Transaction and session claims: (names text[], ns integer[], wait interval, permits integer[]).
+Datum lock_claim_all(FunctionCallInfo fcinfo, pgsem::ClaimKind kind, const char *function) {
+    const int64 wait = pgsem::require_valid_wait(
+        function, PG_ARGISNULL(2), PG_ARGISNULL(2) ? nullptr : PG_GETARG_INTERVAL_P(2));
+    const ParsedSet set = parse_set(fcinfo, function, kind, 0, 3, nullptr);
+    const pgsem::SetGrant grant = claim_set(function, set, wait);
+    if (!grant.granted) PG_RETURN_NULL();
+    return answer(set, grant, kind);
+}
+
+}  // namespace
+
+// sem_claim_all(names text[], ns integer[], timeout interval DEFAULT '90 seconds',
+//               wait interval DEFAULT '0', permits integer[] DEFAULT NULL,
+//               request_key text DEFAULT NULL) -> bigint[]: one claim id for the whole set, in
+// each element; NULL when the set could not be had. Not STRICT: NULLs are errors, but permits
+// (NULL: one each) and request_key (NULL: no key).
+PGSEM_SQL_FUNCTION(pgsem_sem_claim_all) {
+    constexpr const char *kFunction = "sem_claim_all()";
+    const int64 lease = pgsem::require_valid_lease(
+        kFunction, PG_ARGISNULL(2), PG_ARGISNULL(2) ? nullptr : PG_GETARG_INTERVAL_P(2));
+    const int64 wait = pgsem::require_valid_wait(
+        kFunction, PG_ARGISNULL(3), PG_ARGISNULL(3) ? nullptr : PG_GETARG_INTERVAL_P(3));
+    const text *key = PG_ARGISNULL(5) ? nullptr : PG_GETARG_TEXT_PP(5);
+    pgsem::require_valid_request_key(kFunction, key == nullptr, key);
+    const ParsedSet set = parse_set(fcinfo, kFunction, pgsem::ClaimKind::kLease, lease, 4, key);
+    const pgsem::SetGrant grant = claim_set(kFunction, set, wait);
+    if (!grant.granted) PG_RETURN_NULL();
+    return answer(set, grant, pgsem::ClaimKind::kLease);
+}
+
+// sem_claim_xact_all(names text[], ns integer[], wait interval DEFAULT '0',
+//                    permits integer[] DEFAULT NULL) -> integer[]: each name's lowest slot
+PGSEM_SQL_FUNCTION(pgsem_sem_claim_xact_all) {
+    return lock_claim_all(fcinfo, pgsem::ClaimKind::kTransaction, "sem_claim_xact_all()");
+}
+
+// sem_claim_session_all(names text[], ns integer[], wait interval DEFAULT '0',
+//                       permits integer[] DEFAULT NULL) -> integer[]
+PGSEM_SQL_FUNCTION(pgsem_sem_claim_session_all) {
+    return lock_claim_all(fcinfo, pgsem::ClaimKind::kSession, "sem_claim_session_all()");
+}
