@@ -3,7 +3,7 @@
 -- Runs in one transaction that is rolled back, so files are independent of each other.
 \set ON_ERROR_STOP 1
 BEGIN;
-SELECT plan(166);
+SELECT plan(187);
 
 -- One row per function of the API: the expected catalog entry.
 CREATE TEMP TABLE api (
@@ -42,7 +42,16 @@ INSERT INTO api VALUES
     ('sem_held', '{bigint}', 'boolean', 'volatile', true, 'r', 'id bigint'),
     ('sem_fence', '{bigint}', 'void', 'volatile', false, 'u', 'id bigint'),
     ('sem_prune_history', '{bigint}', 'bigint', 'volatile', false, 'u',
-        'max_rows bigint DEFAULT 10000');
+        'max_rows bigint DEFAULT 10000'),
+    ('sem_claim_all', '{text[],integer[],interval,interval,integer[],text}', 'bigint[]', 'volatile',
+        false, 'u',
+        'names text[], ns integer[], timeout interval DEFAULT ''00:01:30''::interval, wait interval DEFAULT ''00:00:00''::interval, permits integer[] DEFAULT NULL::integer[], request_key text DEFAULT NULL::text'),
+    ('sem_claim_xact_all', '{text[],integer[],interval,integer[]}', 'integer[]', 'volatile',
+        false, 'u',
+        'names text[], ns integer[], wait interval DEFAULT ''00:00:00''::interval, permits integer[] DEFAULT NULL::integer[]'),
+    ('sem_claim_session_all', '{text[],integer[],interval,integer[]}', 'integer[]', 'volatile',
+        false, 'u',
+        'names text[], ns integer[], wait interval DEFAULT ''00:00:00''::interval, permits integer[] DEFAULT NULL::integer[]');
 
 -- The catalog entry of each, found by exact signature in the extension's schema.
 CREATE TEMP VIEW api_proc AS
@@ -61,11 +70,11 @@ SELECT results_eq(
        ORDER BY 1$$,
     $$SELECT format('%I(%s)', name, array_to_string(args, ','))::regprocedure::text
         FROM api ORDER BY 1$$,
-    'pgsem owns exactly the 21 functions of its API in its schema');
-SELECT is((SELECT count(*) FROM api_proc WHERE fn IS NOT NULL), 21::bigint,
+    'pgsem owns exactly the 24 functions of its API in its schema');
+SELECT is((SELECT count(*) FROM api_proc WHERE fn IS NOT NULL), 24::bigint,
           'every API function resolves by its exact signature');
 
--- 2. Per function: exists, returns, volatility, strictness, language, parallel safety (6 x 21).
+-- 2. Per function: exists, returns, volatility, strictness, language, parallel safety (6 x 24).
 SELECT has_function('public', name, args,
                     format('%s(%s) exists', name, array_to_string(args, ', ')))
   FROM api ORDER BY name, args;
@@ -108,7 +117,7 @@ SELECT results_eq(
     $$VALUES ('fnv1a_64(bytea)'), ('fnv1a_64(text)')$$,
     'only fnv1a_64 is PARALLEL SAFE');
 
--- 4. None is SECURITY DEFINER or pins settings (the SQL script says none needs to) (21 + 1).
+-- 4. None is SECURITY DEFINER or pins settings (the SQL script says none needs to) (24 + 1).
 SELECT isnt_definer('public', name, args,
                     format('%s(%s) is not SECURITY DEFINER', name, array_to_string(args, ', ')))
   FROM api ORDER BY name, args;
@@ -158,12 +167,13 @@ SELECT results_eq(
     $$SELECT fn::regprocedure::text, p.pronargdefaults::int
         FROM api_proc a JOIN pg_proc p ON p.oid = a.fn ORDER BY 1$$,
     $$SELECT fn::regprocedure::text,
-             CASE WHEN name = 'sem_claim' THEN 4
-                  WHEN name IN ('sem_claim_xact', 'sem_claim_session') THEN 2
+             CASE WHEN name IN ('sem_claim', 'sem_claim_all') THEN 4
+                  WHEN name IN ('sem_claim_xact', 'sem_claim_session', 'sem_claim_xact_all',
+                                'sem_claim_session_all') THEN 2
                   WHEN name IN ('sem_renew', 'sem_prune_history') THEN 1
                   ELSE 0 END
         FROM api_proc ORDER BY 1$$,
-    'the default arguments: sem_claim four, the scoped claims two, sem_renew and sem_prune_history one');
+    'the default arguments: sem_claim and sem_claim_all four, the scoped claims two, sem_renew and sem_prune_history one');
 SELECT is(pg_get_function_identity_arguments('public.sem_claim(text,integer,interval,interval,integer,text)'::regprocedure),
           'name text, n integer, timeout interval, wait interval, permits integer, request_key text',
           'sem_claim''s arguments are named name, n, timeout, wait, permits, request_key');

@@ -3,7 +3,7 @@
 -- PUBLIC has no right at all on schema pgsem, table pgsem.claims or sequence pgsem.claim_id.
 \set ON_ERROR_STOP 1
 BEGIN;
-SELECT plan(144);
+SELECT plan(150);
 
 -- An ordinary role: no attributes, no grants, member of nothing.
 CREATE ROLE pgtap_plain NOLOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT;
@@ -157,7 +157,7 @@ SELECT col_type_is('public', c.v, c.col, c.typ, format('%s.%s is %s', c.v, c.col
  ORDER BY c.pos;
 
 ------------------------------------------------------------------------------------------------
--- Functions: PUBLIC and an ordinary role may EXECUTE every one (21 + 21 + 2)
+-- Functions: PUBLIC and an ordinary role may EXECUTE every one (24 + 24 + 2)
 ------------------------------------------------------------------------------------------------
 CREATE TEMP TABLE api (name name, args name[]) ON COMMIT DROP;
 INSERT INTO api VALUES
@@ -173,7 +173,10 @@ INSERT INTO api VALUES
     ('sem_claim_session', '{text,integer,interval,integer}'),
     ('sem_release_session', '{text,integer}'),
     ('sem_renew', '{bigint,interval}'), ('sem_held', '{bigint}'), ('sem_fence', '{bigint}'),
-    ('sem_prune_history', '{bigint}');
+    ('sem_prune_history', '{bigint}'),
+    ('sem_claim_all', '{text[],integer[],interval,interval,integer[],text}'),
+    ('sem_claim_xact_all', '{text[],integer[],interval,integer[]}'),
+    ('sem_claim_session_all', '{text[],integer[],interval,integer[]}');
 
 SELECT function_privs_are('public', name, args, 'public', ARRAY['EXECUTE'],
                           format('PUBLIC may EXECUTE %s(%s)', name, array_to_string(args, ', ')))
@@ -188,8 +191,8 @@ SELECT results_eq(
         JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
         JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'pgsem'
        WHERE p.pronamespace = 'public'::regnamespace$$,
-    $$VALUES (21::bigint, true)$$,
-    'has_function_privilege: the ordinary role may execute all 21 pgsem API functions');
+    $$VALUES (24::bigint, true)$$,
+    'has_function_privilege: the ordinary role may execute all 24 pgsem API functions');
 SELECT is((SELECT count(*) FROM pg_proc p
              JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid
                              AND d.deptype = 'e'

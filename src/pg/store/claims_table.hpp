@@ -139,7 +139,8 @@ void claims_wait_for_changer(ClaimsTable *table, const ClaimRow &row);
 // Finds the current version of claim `id` with a dirty read; false when there is none.
 bool claims_find(ClaimsTable *table, int64 id, ClaimRow *row);
 // The current version of each row of claim `id` (a claim of k permits has k, one per slot; a
-// claim of several semaphores has rows on each), in (name, slot) order; how many, at most `max` (0: no such claim).
+// claim of several semaphores has rows on each), in (name, slot) order; how many, at most `max` (0:
+// no such claim).
 int claims_find_all(ClaimsTable *table, int64 id, ClaimRow *rows, int max);
 
 // The next claim id. Its sequence record is on disk (and on synchronous standbys) before this
