@@ -70,9 +70,10 @@ bool keep_slot(ClaimsTable *table, const SlotRequest &request, int32 slot, SlotG
 }
 
 // Every picked slot under its mutex: the claim takes them all, its lease rows sharing one id
-// (`id`; 0: drawn here).
+// (`id`; 0: drawn here) and one grant time (`claimed_at`; 0: now), so that a set's rows on each
+// of its semaphores begin, expire and end as one.
 void take_slots(ClaimsTable *table, const SlotRequest &request, const PickedSlots &picks,
-                SlotGrant *grant, int64 id) {
+                SlotGrant *grant, int64 id, TimestampTz claimed_at) {
     grant->slot = lowest(picks);
     if (request.kind != ClaimKind::kLease) {
         finish_lock_claim(request.kind, request.name, request.permits, grant->slot);
@@ -85,7 +86,7 @@ void take_slots(ClaimsTable *table, const SlotRequest &request, const PickedSlot
     row.name = const_cast<text *>(request.name);
     row.n = request.n;
     row.permits = request.permits;
-    row.claimed_at = GetCurrentTimestamp();
+    row.claimed_at = claimed_at != 0 ? claimed_at : GetCurrentTimestamp();
     row.lease = request.lease;
     row.expires_at = PGSEM_NOTHROW(core::lease_end(row.claimed_at, request.lease));
     for (int32 i = 0; i < picks.count; ++i) {
@@ -149,7 +150,7 @@ SlotGrant look_for_slot(const SlotRequest &request, bool first_waiter) {
     grant.granted = pick_slots(&table, request, request.kind == ClaimKind::kLease && !first_waiter,
                                &picks, &grant);
     if (grant.granted) {
-        take_slots(&table, request, picks, &grant, 0);
+        take_slots(&table, request, picks, &grant, 0, 0);
     } else {
         grant.free_seen = picks.count;
         give_back(request, picks);
@@ -189,8 +190,9 @@ int32 look_for_set(const SetRequest &set, bool first_waiter, SetGrant *out, int3
     if (short_member < 0) {
         // Drawn under the mutexes, as a single claim's id is: ids grow in grant order.
         const int64 id = kind == ClaimKind::kLease ? claims_next_id(&table) : 0;
+        const TimestampTz claimed_at = GetCurrentTimestamp();
         for (int32 m = 0; m < set.count; ++m) {
-            take_slots(&table, set.members[m], picks[m], &grants[m], id);
+            take_slots(&table, set.members[m], picks[m], &grants[m], id, claimed_at);
             out->slots[m] = grants[m].slot;
         }
         out->claim_id = id;
