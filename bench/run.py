@@ -50,6 +50,16 @@ SEM_CELLS += [
     ("seed SQL, n=4, 1 name, 1 ms back-off", "seed_pair", 32,
      {"n": 4, "names": 1, "group": 5, "backoff": 1000}, "seed"),
 ]
+# The limiter (1.2), at 8 clients: a claim of 3 permits on n = 12 (4 such claims fit, as 4
+# claims of one fit n = 4 in the 8-client cell above), and two limits taken at once by one set
+# claim against the same two taken by single claims one after the other.
+SEM_CELLS += [
+    ("pgsem, n=12, 3 permits, 1 name", "pgsem_permits_pair", 8,
+     {"n": 12, "permits": 3, "group": 11}, "pgsem_claims"),
+    ("pgsem set of 2 (n=4 each)", "pgsem_set_pair", 8, {"n": 4, "group": 12}, "pgsem_second"),
+    ("pgsem 2 single claims (n=4 each)", "pgsem_two_pair", 8, {"n": 4, "group": 13},
+     "pgsem_second"),
+]
 SEM_CELLS += [("pg_advisory_xact_lock(bigint)", "bigint_xact_lock", 32, {}, None),
               ("SELECT 1", "select1", 32, {}, None)]
 
@@ -86,6 +96,15 @@ for clients in (8, 32):
 COUNTERS = {
     "pgsem": ("SELECT last_value FROM pgsem.claim_id",
               "SELECT count(*) FROM pgsem.claims WHERE id > %s AND outcome = 'released'"),
+    # Claims of several rows (permits) count once.
+    "pgsem_claims": ("SELECT last_value FROM pgsem.claim_id",
+                     "SELECT count(DISTINCT id) FROM pgsem.claims "
+                     "WHERE id > %s AND outcome = 'released'"),
+    # Both limits held: the second semaphore's released rows (a set has one there; two single
+    # claims take it only once the first is held).
+    "pgsem_second": ("SELECT last_value FROM pgsem.claim_id",
+                     "SELECT count(*) FROM pgsem.claims WHERE id > %s AND outcome = 'released' "
+                     "AND name LIKE 'bench-b-%%'"),
     "seed": ("SELECT coalesce(max(id), 0) FROM seed_requests",
              "SELECT count(*) FROM seed_requests WHERE id > %s AND completed_at IS NOT NULL"),
     "floor": ("SELECT coalesce(max(id), 0) FROM floor_claims",
@@ -255,6 +274,12 @@ def main():
         r = ratio(("pgsem, n=4, nothing held", c), ("pgsem, n=10000, 9000 held", c), 1)
         if r:
             print(f"| claim cost n=10000 (9000 held) / n=4, {c} clients | {r:.2f} |")
+    r = ratio(("pgsem, n=12, 3 permits, 1 name", 8), ("pgsem, n=4, 1 name", 8), 1)
+    if r:
+        print(f"| claims of 3 permits on n=12 / claims of 1 on n=4, 8 clients | {r:.2f} |")
+    r = ratio(("pgsem set of 2 (n=4 each)", 8), ("pgsem 2 single claims (n=4 each)", 8), 1)
+    if r:
+        print(f"| set of 2 / 2 single claims one after the other, both held, 8 clients | {r:.2f} |")
     wait = ("pgsem, n=4, 1 name, wait 10 s", 32)
     for label, other in (("write floor", ("floor (INSERT+UPDATE), 1 name", 32)),
                          ("no-wait pgsem", ("pgsem, n=4, 1 name", 32)),

@@ -120,8 +120,9 @@ Verdict judge(const std::vector<Interval> &record) {
     Verdict verdict;
     std::map<std::string, Group> by_name;
     std::map<std::pair<std::string, int>, Group> by_slot;
-    // An id on several intervals is one claim of several permits only if they are its slots:
-    // one name, one begin and end, no slot twice. Anything else is an id granted twice.
+    // An id on several intervals is one claim only if they are its slots -- several permits, on
+    // one semaphore or several (a set) -- held from one begin to one end, no slot twice.
+    // Anything else is an id granted twice.
     std::map<long long, std::vector<const Interval *>> by_id;
     std::set<long long> reported;
     for (const Interval &interval : record) {
@@ -133,9 +134,9 @@ Verdict judge(const std::vector<Interval> &record) {
         std::vector<const Interval *> &same = by_id[interval.id];
         bool permit = true;
         for (const Interval *other : same)
-            permit = permit && other->name == interval.name && other->begin == interval.begin &&
-                     other->end == interval.end && interval.slot >= 0 &&
-                     other->slot != interval.slot;
+            permit = permit && other->begin == interval.begin && other->end == interval.end &&
+                     interval.slot >= 0 &&
+                     (other->name != interval.name || other->slot != interval.slot);
         if (!permit && reported.insert(interval.id).second)
             verdict.id_order.push_back("id " + std::to_string(interval.id) + " granted twice");
         same.push_back(&interval);
@@ -295,8 +296,15 @@ bool self_test() {
                                          make_interval("a", 4, 2, 6, 0, 10)};
     expect("an id on one slot twice is found", !judge(one_slot_twice).id_order.empty());
     std::vector<Interval> other_name{make_interval("a", 4, 0, 7, 0, 10),
-                                     make_interval("b", 4, 1, 7, 0, 10)};
-    expect("an id on two semaphores is found", !judge(other_name).id_order.empty());
+                                     make_interval("b", 4, 1, 7, 5, 10)};
+    expect("an id on two semaphores at other times is found", !judge(other_name).id_order.empty());
+    std::vector<Interval> set{make_interval("a", 4, 0, 11, 0, 10),
+                              make_interval("b", 2, 0, 11, 0, 10)};
+    expect("a set (one id on two semaphores, one hold) passes", judge(set).id_order.empty());
+    set.push_back(make_interval("b", 2, 1, 12, 2, 8));
+    set.push_back(make_interval("b", 2, 1, 13, 3, 9));
+    expect("and a semaphore of the set with a holder too many is found",
+           !judge(set).too_many.empty());
     std::vector<Interval> permits{make_interval("a", 4, 0, 8, 0, 10),
                                   make_interval("a", 4, 2, 8, 0, 10),
                                   make_interval("a", 4, 3, 8, 0, 10)};

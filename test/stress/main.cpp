@@ -8,7 +8,8 @@
 // run proves:
 //   * that no semaphore ever had more holders than allowed, no slot two holders, no slot at or
 //     above its claim's n, counting every slot of a claim of several permits (a fifth of the
-//     clients' claims take 2, all or none) -- from the clients' own record of when each of them
+//     clients' claims take 2, all or none) and of a set (some claims take both semaphores at
+//     once, all or none, under one id) -- from the clients' own record of when each of them
 //     knew it held a slot (client clock), and from the server's history of leases (sem_history,
 //     server clock);
 //   * that the line is first come, first served: no caller (waiting or not) was served before a
@@ -161,7 +162,10 @@ struct ServerClaim {
 };
 
 // The server's own record: [claimed_at, ended_at or expires_at) of every committed claim.
-std::map<long long, ServerClaim> check_server_history(Tally *tally, PGconn *conn) {
+// Keyed by claim id and semaphore: a set has rows of one id on several semaphores.
+using ServerKey = std::pair<long long, std::string>;
+
+std::map<ServerKey, ServerClaim> check_server_history(Tally *tally, PGconn *conn) {
     const Reply reply =
         exec(conn,
              "SELECT id, name, n, slot, status, "
@@ -169,13 +173,13 @@ std::map<long long, ServerClaim> check_server_history(Tally *tally, PGconn *conn
              "(extract(epoch FROM coalesce(ended_at, expires_at)) * 1000000)::bigint "
              "FROM sem_history WHERE name IN " +
                  std::string(kStressNamesSql));
-    std::map<long long, ServerClaim> claims;
+    std::map<ServerKey, ServerClaim> claims;
     std::vector<Interval> intervals;
     for (const std::vector<std::string> &row : reply.rows) {
         const long long id = to_ll(row[0]);
         const int n = static_cast<int>(to_ll(row[2]));
         const int slot = static_cast<int>(to_ll(row[3]));
-        ServerClaim &claim = claims[id];
+        ServerClaim &claim = claims[{id, row[1]}];
         claim.name = row[1];
         claim.n = n;
         claim.slots.insert(slot);
@@ -197,7 +201,7 @@ std::map<long long, ServerClaim> check_server_history(Tally *tally, PGconn *conn
 
 // What each client knows of its claims' ends must be what the server recorded.
 void check_fates(Tally *tally, const std::vector<Held> &record,
-                 const std::map<long long, ServerClaim> &server) {
+                 const std::map<ServerKey, ServerClaim> &server) {
     std::vector<std::string> resurrected;
     std::vector<std::string> not_released;
     std::vector<std::string> not_timed_out;
@@ -205,7 +209,7 @@ void check_fates(Tally *tally, const std::vector<Held> &record,
     std::vector<std::string> mismatched;
     for (const Held &held : record) {
         const Interval &claim = held.interval;
-        const auto found = server.find(claim.id);
+        const auto found = server.find({claim.id, claim.name});
         const std::string id = "claim " + std::to_string(claim.id);
         if (held.fate == Fate::kRolledBack) {
             if (found != server.end()) resurrected.push_back(id + " is " + found->second.status);
@@ -352,7 +356,7 @@ int run(const Options &options) {
     check_line_record(&tally, shared.get(), verdict);
     check_all_free(&tally, checker.get());
     check_line_free(&tally, checker.get());
-    const std::map<long long, ServerClaim> server = check_server_history(&tally, checker.get());
+    const std::map<ServerKey, ServerClaim> server = check_server_history(&tally, checker.get());
     check_fates(&tally, record, server);
     std::printf("total duration: %.1f s\n",
                 std::chrono::duration<double>(Clock::now() - shared->start).count());

@@ -20,6 +20,8 @@ struct Plan {
     std::string name;
     int n = 0;
     int permits = 1;
+    bool set = false;  // the plain semaphore and the mixed one at once (permits 1 each)
+    int set_mixed_n = 0;
     bool slow = false;            // claim with the killer's window after it
     bool pooled_release = false;  // release from a pooled connection, not the claiming one
     bool renew = false;
@@ -27,10 +29,15 @@ struct Plan {
     int hold_millis = 0;
 };
 
-struct OpenHold {
+struct HeldSlot {
     std::string name;
     int n = 0;
-    std::vector<int> slots;  // empty: unknown
+    int slot = -1;
+};
+
+struct OpenHold {
+    std::vector<std::pair<std::string, int>> names;  // each semaphore claimed, with its n
+    std::vector<HeldSlot> slots;                     // empty: unknown
     long long id = 0;
     Clock::time_point begin;        // the claim call returned
     Clock::time_point end;          // valid once closed
@@ -67,6 +74,11 @@ class Client : ClientThread {
         plan.name = plain ? kPlainName : kMixedName;
         plan.n = plain ? kPlainN : (chance(50) ? kMixedSmallN : kMixedLargeN);
         plan.permits = chance(kPermitsPercent) ? 2 : 1;
+        plan.set = chance(kSetPercent);
+        if (plan.set) {
+            plan.permits = 1;
+            plan.set_mixed_n = chance(50) ? kMixedSmallN : kMixedLargeN;
+        }
         plan.slow = chance(12);
         plan.pooled_release = chance(35);
         plan.renew = chance(25);
@@ -107,7 +119,11 @@ class Client : ClientThread {
         for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
             set_phase(plan.slow ? Phase::kClaimingSlow : Phase::kClaiming);
             std::optional<Reply> reply =
-                plan.permits == 1
+                plan.set ? run_main(plan.slow ? kSlowSetClaimSql : kSetClaimSql,
+                                    {kPlainName, kMixedName, std::to_string(kPlainN),
+                                     std::to_string(plan.set_mixed_n), kLease},
+                                    Step::kOther)
+                : plan.permits == 1
                     ? run_main(plan.slow ? kSlowClaimSql : kClaimSql,
                                {plan.name, std::to_string(plan.n), kLease}, Step::kOther)
                     : run_main(
@@ -138,13 +154,45 @@ class Client : ClientThread {
         }
     }
 
+    // The claim's rows as the server has them ("name=slot,..."): its permits on each of its
+    // semaphores, and a set on all of them.
+    void note_slots(const Plan &plan, const std::string &rows) {
+        std::size_t from = 0;
+        while (from <= rows.size()) {
+            const std::size_t comma = std::min(rows.find(',', from), rows.size());
+            const std::string row = rows.substr(from, comma - from);
+            const std::size_t equals = row.rfind('=');
+            HeldSlot held;
+            held.name = row.substr(0, equals);
+            held.slot = static_cast<int>(to_ll(row.substr(equals + 1)));
+            for (const auto &[name, n] : hold_->names)
+                if (name == held.name) held.n = n;
+            hold_->slots.push_back(held);
+            from = comma + 1;
+        }
+        bool whole = true;
+        for (const auto &[name, n] : hold_->names) {
+            int count = 0;
+            for (const HeldSlot &held : hold_->slots) count += held.name == name ? 1 : 0;
+            whole = whole && count == plan.permits;
+        }
+        if (!whole || hold_->slots.size() != hold_->names.size() * plan.permits)
+            shared_.problems.note(kOwnRow, who() + "claim " + std::to_string(hold_->id) + " of " +
+                                               std::to_string(plan.permits) + " permits" +
+                                               (plan.set ? " on both semaphores" : "") +
+                                               " has rows " + rows);
+    }
+
     // Claims; false when the cycle ends here (no slot, or a failure).
     bool claim(const Plan &plan) {
         const std::optional<Reply> reply = ask(plan);
         if (!reply) return false;
         OpenHold hold;
-        hold.name = plan.name;
-        hold.n = plan.n;
+        if (plan.set) {
+            hold.names = {{kMixedName, plan.set_mixed_n}, {kPlainName, kPlainN}};
+        } else {
+            hold.names = {{plan.name, plan.n}};
+        }
         hold.id = to_ll(reply->value);
         hold.begin = reply->received;
         hold.lease_until = reply->sent + kLeaseLength;  // granted after it was sent
@@ -157,18 +205,7 @@ class Client : ClientThread {
         if (slots->null) {
             shared_.problems.note(kOwnRow, who() + "no row for claim " + std::to_string(hold.id));
         } else {
-            std::size_t from = 0;
-            while (from <= slots->value.size()) {
-                const std::size_t comma =
-                    std::min(slots->value.find(',', from), slots->value.size());
-                hold_->slots.push_back(
-                    static_cast<int>(to_ll(slots->value.substr(from, comma - from))));
-                from = comma + 1;
-            }
-            if (static_cast<int>(hold_->slots.size()) != plan.permits)
-                shared_.problems.note(kOwnRow, who() + "claim " + std::to_string(hold.id) + " of " +
-                                                   std::to_string(plan.permits) +
-                                                   " permits has slots " + slots->value);
+            note_slots(plan, slots->value);
         }
         if (plan.cross_check) expect_held_elsewhere(true, hold_->id, hold_->lease_until);
         return true;
@@ -282,11 +319,12 @@ class Client : ClientThread {
     void finish_hold(Fate fate) {
         if (!hold_) return;
         // One interval per slot: a claim of k permits is k holders, under one id.
-        std::vector<int> slots = hold_->slots;
-        if (slots.empty()) slots.push_back(-1);
-        for (const int slot : slots) {
+        std::vector<HeldSlot> slots = hold_->slots;
+        if (slots.empty())  // unknown slots: one holder of each semaphore, slot unknown
+            for (const auto &[name, n] : hold_->names) slots.push_back(HeldSlot{name, n, -1});
+        for (const HeldSlot &slot : slots) {
             Held held;
-            held.interval = make_interval(hold_->name, hold_->n, slot, hold_->id,
+            held.interval = make_interval(slot.name, slot.n, slot.slot, hold_->id,
                                           shared_.nanos(hold_->begin), shared_.nanos(hold_->end));
             held.fate = fate;
             shared_.record.add(held);

@@ -48,9 +48,17 @@ inline constexpr const char *kPermitsClaimSql =
 inline constexpr const char *kSlowPermitsClaimSql =
     "SELECT sem_claim($1, $2, $3::interval, permits => $4), pg_catalog.pg_sleep(0.005)";
 inline constexpr int kPermitsPercent = 20;  // of the clients' claims, of 2 permits
-// Every slot of a claim, in order.
+// A set of two semaphores at once (1.2): both, or neither; one id on both.
+inline constexpr const char *kSetClaimSql =
+    "SELECT (sem_claim_all(ARRAY[$1, $2], ARRAY[$3::int, $4::int], $5::interval))[1]";
+inline constexpr const char *kSlowSetClaimSql =
+    "SELECT (sem_claim_all(ARRAY[$1, $2], ARRAY[$3::int, $4::int], $5::interval))[1], "
+    "pg_catalog.pg_sleep(0.005)";
+inline constexpr int kSetPercent = 15;  // of the clients' claims, sets of both semaphores
+// Every slot of a claim, on each of its semaphores, as "name=slot,...".
 inline constexpr const char *kSlotsSql =
-    "SELECT pg_catalog.string_agg(slot::text, ',' ORDER BY slot) FROM pgsem.claims WHERE id = $1";
+    "SELECT pg_catalog.string_agg(name || '=' || slot, ',' ORDER BY name, slot) "
+    "FROM pgsem.claims WHERE id = $1";
 // Keeps the statement (and, in autocommit, the claim's transaction) open for a few milliseconds
 // after the claim: the killer aims at this window to terminate a backend mid-claim.
 inline constexpr const char *kSlowClaimSql =
