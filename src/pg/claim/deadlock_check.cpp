@@ -259,6 +259,14 @@ void add_lease_holders(Graph *graph, const FirstWaiter &first, const Leases &lea
     }
 }
 
+// Whether backend `pid` waits in the lock manager: for the line of a set's next member, most
+// likely (claim_sequence.cpp, wait_for_set), or for pgsem.claims' lock.
+bool waits_for_a_lock(const LockData *locks, int pid) {
+    for (int i = 0; i < locks->nelements; ++i)
+        if (locks->locks[i].pid == pid && locks->locks[i].waitLockMode != NoLock) return true;
+    return false;
+}
+
 void add_first_waiters(Graph *graph, const LockData *locks, const Leases &leases,
                        const FirstWaiter &me) {
     SlotHolders holders;
@@ -266,6 +274,12 @@ void add_first_waiters(Graph *graph, const LockData *locks, const Leases &leases
     for (int f = 0; f < locks->nelements; ++f) {
         const LockInstanceData &lock = locks->locks[f];
         if (!is_first_place(lock)) continue;
+        // First in one line and waiting for a lock (a set lining up on its next member): it
+        // looks for no slot until it has that lock, so it goes on only when the lock's holders
+        // (add_lock_waits, kAll) do, whatever the slots of the lines it is first in. Taken for a
+        // first waiter (kAny over those slots' holders), a free or self-ending slot made it seem
+        // able to go on, and a cycle through the line it waits for went unseen.
+        if (lock.pid != me.pid && waits_for_a_lock(locks, lock.pid)) continue;
         FirstWaiter first{lock.pid, locktag_key(lock.locktag), nullptr, 0, 1};
         // A set's other lines (claim_sequence.cpp, wait_for_set): the check is of one member
         // at a time, and that member's slots alone decide whether it can ever be had.
