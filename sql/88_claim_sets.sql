@@ -71,6 +71,15 @@ SELECT sem_claim_all(ARRAY['s b', 's a'], ARRAY[2, 2], '1 hour', request_key => 
        (SELECT count(*) FROM sem_holders WHERE name IN ('s a', 's b')) AS held;
 SELECT try($$SELECT sem_claim_all(ARRAY['s a', 's c'], ARRAY[2, 2], '1 hour',
                                   request_key => 'set-1')$$) AS key_of_another_set;
+-- A retry that names only some of a set's semaphores, or one of them alone (sem_claim), is not
+-- the set's first attempt: the claim holds slots it did not ask for (55000).
+SELECT sem_claim_all(ARRAY['s a', 's b', 's c'], ARRAY[2, 2, 2], '1 hour',
+                     request_key => 'set-3') AS keyed3 \gset
+SELECT try($$SELECT sem_claim_all(ARRAY['s c', 's a'], ARRAY[2, 2], '1 hour',
+                                  request_key => 'set-3')$$) AS two_of_three;
+SELECT try($$SELECT sem_claim('s a', 2, '1 hour', request_key => 'set-3')$$) AS one_of_three;
+SELECT count(*) AS still_three FROM sem_holders WHERE id = (:'keyed3'::bigint[])[1];
+SELECT sem_release((:'keyed3'::bigint[])[1]) AS released;
 SELECT sem_release((:'keyed'::bigint[])[1]) AS released;
 
 -- Transaction claims on several semaphores: each one's lowest slot, freed at the end.

@@ -1,3 +1,4 @@
+#include "core/arguments.hpp"
 #include "core/slot_choice.hpp"
 #include "pg/base/boundary.hpp"
 #include "pg/claim/request_keys.hpp"
@@ -39,6 +40,31 @@ void require_same_request(const SlotRequest &request, const ClaimRow &row) {
                        row.n, row.permits, request.n, request.permits),
              errhint("A retry must repeat its first attempt's n and permits; use another key for "
                      "another claim.")));
+    pg_unreachable();
+}
+
+// Whether claim `id` has more rows than `rows` -- slots on semaphores the caller did not name: a
+// key given to a claim on several semaphores (sem_claim_all) names all of it, and a retry that
+// names only some of them is not that claim's first attempt.
+bool has_more_rows_than(ClaimsTable *table, int64 id, int64 rows) {
+    const int room = static_cast<int>(Min(rows, static_cast<int64>(core::kMaxPermits))) + 1;
+    ClaimRow *found = static_cast<ClaimRow *>(palloc(sizeof(ClaimRow) * room));
+    const int count = claims_find_all(table, id, found, room);
+    pfree(found);
+    return count > rows;
+}
+
+[[noreturn]] void raise_key_of_larger_claim(const char *function, const text *key, int64 id,
+                                            int named) {
+    ereport(ERROR,
+            (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+             errmsg("%s: request key \"%s\" names claim %lld, which holds semaphores this call "
+                    "does not name",
+                    function, text_to_cstring(key), static_cast<long long>(id)),
+             errdetail("This call names %d semaphore%s; that claim was made on more.", named,
+                       named == 1 ? "" : "s"),
+             errhint("A retry must name the semaphores of its first attempt; use another key "
+                     "for another claim.")));
     pg_unreachable();
 }
 
@@ -90,6 +116,8 @@ bool recall_keyed_claim(const SlotRequest &request, SlotGrant *grant) {
     claims_open(&table, RowExclusiveLock);
     ClaimRow keyed;
     const bool recalled = find_keyed_claim(&table, request, role, &keyed);
+    if (recalled && has_more_rows_than(&table, keyed.id, request.permits))
+        raise_key_of_larger_claim("sem_claim()", request.request_key, keyed.id, 1);
     if (recalled) *grant = SlotGrant{true, keyed.slot, keyed.id, 0, request.permits};
     claims_close_unlocking(&table);
     return recalled;
@@ -105,16 +133,22 @@ bool recall_keyed_set(const SetRequest &set, SetGrant *grant) {
     int32 found = 0;
     int64 id = 0;
     bool one_claim = true;
+    int64 permit_sum = 0;
     for (int32 m = 0; m < set.count; ++m) {
         ClaimRow keyed;
+        permit_sum += set.members[m].permits;
         if (!find_keyed_claim(&table, set.members[m], role, &keyed)) continue;
         one_claim = one_claim && (found == 0 || keyed.id == id);
         id = keyed.id;
         grant->slots[m] = keyed.slot;
         ++found;
     }
+    const bool larger =
+        found == set.count && one_claim && has_more_rows_than(&table, id, permit_sum);
     claims_close_unlocking(&table);
     if (found == 0) return false;
+    if (larger)
+        raise_key_of_larger_claim("sem_claim_all()", set.members[0].request_key, id, set.count);
     // The key names a claim on some of these semaphores only, or several claims: not this set's
     // first attempt (a set's claim holds all of its members or none, and ends on all at once).
     if (found != set.count || !one_claim)
