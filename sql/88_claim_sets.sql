@@ -17,7 +17,8 @@ SELECT try($$SELECT sem_claim_all(ARRAY[]::text[], ARRAY[]::int[])$$) AS empty,
        try($$SELECT sem_claim_all(ARRAY['s a', 's b'], ARRAY[1])$$) AS lengths,
        try($$SELECT sem_claim_all(ARRAY['s a'], ARRAY[1], permits => ARRAY[1, 1])$$)
            AS permits_length;
-SELECT try($$SELECT sem_claim_all(ARRAY[['s a'], ['s b']], ARRAY[1, 1])$$) AS two_dimensions;
+SELECT try($$SELECT sem_claim_all(ARRAY[['s a'], ['s b']], ARRAY[1, 1])$$) AS two_dimensions,
+       try($$SELECT sem_claim_all(ARRAY['s a'], ARRAY[1], permits => '{}')$$) AS empty_permits;
 SELECT try($$SELECT sem_claim_all(ARRAY['s a', 's b', 's a'], ARRAY[1, 1, 1])$$) AS repeated,
        try($$SELECT sem_claim_all(ARRAY['s a', ''], ARRAY[1, 1])$$) AS empty_name;
 SELECT try($$SELECT sem_claim_all(ARRAY['s a', 's b'], ARRAY[1, 0])$$) AS bad_n,

@@ -17,10 +17,10 @@ SetCheck canonical_order(const std::string_view *names, std::size_t count,
     return {SetProblem::kNone, 0, 0};
 }
 
-SetCheck check_set_shape(std::size_t names, std::size_t ns, std::size_t permits,
+SetCheck check_set_shape(std::size_t names, std::size_t ns, bool has_permits, std::size_t permits,
                          std::int64_t permit_sum) noexcept {
     if (names == 0) return {SetProblem::kEmpty, 0, 0};
-    if (ns != names || (permits != 0 && permits != names)) return {SetProblem::kLengths, 0, 0};
+    if (ns != names || (has_permits && permits != names)) return {SetProblem::kLengths, 0, 0};
     if (names > kMaxSetNames) return {SetProblem::kTooMany, 0, 0};
     if (permit_sum > kMaxPermits) return {SetProblem::kTooManySlots, 0, 0};
     return {SetProblem::kNone, 0, 0};

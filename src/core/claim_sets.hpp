@@ -38,9 +38,9 @@ struct SetCheck {
 SetCheck canonical_order(const std::string_view *names, std::size_t count,
                          std::size_t *order) noexcept;
 
-// The shape of a set: `names` names, `ns` and `permits` (0: none given) array lengths, and the
-// sum of the permits (each already checked on its own).
-SetCheck check_set_shape(std::size_t names, std::size_t ns, std::size_t permits,
+// The shape of a set: `names` names, `ns` and `permits` array lengths (`has_permits` false: no
+// permits array, one each), and the sum of the permits (each already checked on its own).
+SetCheck check_set_shape(std::size_t names, std::size_t ns, bool has_permits, std::size_t permits,
                          std::int64_t permit_sum) noexcept;
 
 }  // namespace pgsem::core

@@ -47,16 +47,17 @@ TEST(CanonicalOrder, EmbeddedBytesCount) {
 }
 
 TEST(SetShape, LengthsLimitsAndSlots) {
-    EXPECT_EQ(check_set_shape(0, 0, 0, 0).problem, SetProblem::kEmpty);
-    EXPECT_EQ(check_set_shape(2, 3, 0, 2).problem, SetProblem::kLengths);
-    EXPECT_EQ(check_set_shape(2, 2, 1, 2).problem, SetProblem::kLengths);
-    EXPECT_EQ(check_set_shape(2, 2, 0, 2).problem, SetProblem::kNone);
-    EXPECT_EQ(check_set_shape(2, 2, 2, 5).problem, SetProblem::kNone);
-    EXPECT_EQ(check_set_shape(kMaxSetNames, kMaxSetNames, 0, 64).problem, SetProblem::kNone);
-    EXPECT_EQ(check_set_shape(kMaxSetNames + 1, kMaxSetNames + 1, 0, 65).problem,
+    EXPECT_EQ(check_set_shape(0, 0, false, 0, 0).problem, SetProblem::kEmpty);
+    EXPECT_EQ(check_set_shape(2, 3, false, 0, 2).problem, SetProblem::kLengths);
+    EXPECT_EQ(check_set_shape(2, 2, true, 1, 2).problem, SetProblem::kLengths);
+    EXPECT_EQ(check_set_shape(2, 2, true, 0, 2).problem, SetProblem::kLengths);  // '{}'
+    EXPECT_EQ(check_set_shape(2, 2, false, 0, 2).problem, SetProblem::kNone);
+    EXPECT_EQ(check_set_shape(2, 2, true, 2, 5).problem, SetProblem::kNone);
+    EXPECT_EQ(check_set_shape(kMaxSetNames, kMaxSetNames, false, 0, 64).problem, SetProblem::kNone);
+    EXPECT_EQ(check_set_shape(kMaxSetNames + 1, kMaxSetNames + 1, false, 0, 65).problem,
               SetProblem::kTooMany);
-    EXPECT_EQ(check_set_shape(2, 2, 2, kMaxPermits).problem, SetProblem::kNone);
-    EXPECT_EQ(check_set_shape(2, 2, 2, kMaxPermits + 1).problem, SetProblem::kTooManySlots);
+    EXPECT_EQ(check_set_shape(2, 2, true, 2, kMaxPermits).problem, SetProblem::kNone);
+    EXPECT_EQ(check_set_shape(2, 2, true, 2, kMaxPermits + 1).problem, SetProblem::kTooManySlots);
 }
 
 }  // namespace

@@ -161,11 +161,11 @@ int64 require_valid_wait(const char *function, bool is_null, const Interval *wai
     return 0;
 }
 
-void require_valid_set_shape(const char *function, int names, int ns, int permits,
+void require_valid_set_shape(const char *function, int names, int ns, bool has_permits, int permits,
                              int64 permit_sum) {
     const core::SetCheck check = PGSEM_NOTHROW(
         core::check_set_shape(static_cast<std::size_t>(names), static_cast<std::size_t>(ns),
-                              static_cast<std::size_t>(permits), permit_sum));
+                              has_permits, static_cast<std::size_t>(permits), permit_sum));
     switch (check.problem) {
         case core::SetProblem::kNone:
             return;

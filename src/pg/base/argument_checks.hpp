@@ -24,8 +24,8 @@ int64 require_valid_wait(const char *function, bool is_null, const Interval *wai
 void require_valid_slot(const char *function, bool is_null, int32 slot);
 
 // The arrays of a claim on several semaphores (core/claim_sets.hpp): `names` names, `ns` and
-// `permits` array lengths (permits 0: not given), the permits' sum.
-void require_valid_set_shape(const char *function, int names, int ns, int permits,
+// `permits` array lengths (`has_permits` false: no permits array), the permits' sum.
+void require_valid_set_shape(const char *function, int names, int ns, bool has_permits, int permits,
                              int64 permit_sum);
 // An array argument that must not be NULL, nor contain a NULL, and be one-dimensional.
 void require_array(const char *function, const char *argument, bool is_null, ArrayType *array);

@@ -13,27 +13,27 @@ namespace {
 // A keyed claim whose lease ran out while a transaction still locks its row (a fence taken before
 // it ran out holds its slots until that transaction ends): neither the key's claim, which
 // sem_held calls not held, nor free for a new claim to carry the key.
-[[noreturn]] void raise_key_in_use(const SlotRequest &request, const ClaimRow &row) {
-    ereport(ERROR,
-            (errcode(ERRCODE_OBJECT_IN_USE),
-             errmsg("sem_claim(): request key \"%s\" names claim %lld of semaphore \"%s\", whose "
-                    "lease ran out while a transaction holds its row",
-                    text_to_cstring(request.request_key), static_cast<long long>(row.id),
-                    text_to_cstring(request.name)),
-             errhint("Ask again once that transaction (a fence, most likely) has ended.")));
+[[noreturn]] void raise_key_in_use(const char *function, const SlotRequest &request,
+                                   const ClaimRow &row) {
+    ereport(ERROR, (errcode(ERRCODE_OBJECT_IN_USE),
+                    errmsg("%s: request key \"%s\" names claim %lld of semaphore \"%s\", whose "
+                           "lease ran out while a transaction holds its row",
+                           function, text_to_cstring(request.request_key),
+                           static_cast<long long>(row.id), text_to_cstring(request.name)),
+                    errhint("Ask again once that transaction (a fence, most likely) has ended.")));
     pg_unreachable();
 }
 
 // A retry repeats its first attempt. One whose n or permits differ is another request under the
 // same key: the key's claim would answer it with slots it did not ask for (fewer permits than it
 // counts on, or a slot at or above its n), so it is refused rather than answered.
-void require_same_request(const SlotRequest &request, const ClaimRow &row) {
+void require_same_request(const char *function, const SlotRequest &request, const ClaimRow &row) {
     if (row.n == request.n && row.permits == request.permits) return;
     ereport(ERROR,
             (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-             errmsg("sem_claim(): request key \"%s\" names claim %lld of semaphore \"%s\", made "
+             errmsg("%s: request key \"%s\" names claim %lld of semaphore \"%s\", made "
                     "with other arguments",
-                    text_to_cstring(request.request_key), static_cast<long long>(row.id),
+                    function, text_to_cstring(request.request_key), static_cast<long long>(row.id),
                     text_to_cstring(request.name)),
              errdetail("That claim was made with n = %d and permits = %d; this call asks for "
                        "n = %d and permits = %d.",
@@ -74,7 +74,8 @@ namespace {
 
 // The key's live claim on request.name, in *keyed; false when the key is free (a claim of it that
 // ran out unrecorded is recorded as timed out on the way). The key's lock is held.
-bool find_keyed_claim(ClaimsTable *table, const SlotRequest &request, Oid role, ClaimRow *keyed) {
+bool find_keyed_claim(const char *function, ClaimsTable *table, const SlotRequest &request,
+                      Oid role, ClaimRow *keyed) {
     for (int attempt = 0;; ++attempt) {
         if (attempt == kMaxRowRetries)
             ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR),
@@ -98,12 +99,12 @@ bool find_keyed_claim(ClaimsTable *table, const SlotRequest &request, Oid role, 
         const core::ClaimRowState state = claim_state(*keyed);
         const core::ClaimStatus status = PGSEM_NOTHROW(core::status_of(state, now));
         if (status == core::ClaimStatus::kLive || status == core::ClaimStatus::kUncommitted) {
-            require_same_request(request, *keyed);
+            require_same_request(function, request, *keyed);
             return true;
         }
         const Reap outcome = reap(table, keyed->tid, now);
         if (outcome == Reap::kVacant) return false;
-        if (outcome == Reap::kHeld) raise_key_in_use(request, *keyed);
+        if (outcome == Reap::kHeld) raise_key_in_use(function, request, *keyed);
     }
 }
 
@@ -115,7 +116,7 @@ bool recall_keyed_claim(const SlotRequest &request, SlotGrant *grant) {
     ClaimsTable table;
     claims_open(&table, RowExclusiveLock);
     ClaimRow keyed;
-    const bool recalled = find_keyed_claim(&table, request, role, &keyed);
+    const bool recalled = find_keyed_claim("sem_claim()", &table, request, role, &keyed);
     if (recalled && has_more_rows_than(&table, keyed.id, request.permits))
         raise_key_of_larger_claim("sem_claim()", request.request_key, keyed.id, 1);
     if (recalled) *grant = SlotGrant{true, keyed.slot, keyed.id, 0, request.permits};
@@ -137,7 +138,7 @@ bool recall_keyed_set(const SetRequest &set, SetGrant *grant) {
     for (int32 m = 0; m < set.count; ++m) {
         ClaimRow keyed;
         permit_sum += set.members[m].permits;
-        if (!find_keyed_claim(&table, set.members[m], role, &keyed)) continue;
+        if (!find_keyed_claim("sem_claim_all()", &table, set.members[m], role, &keyed)) continue;
         one_claim = one_claim && (found == 0 || keyed.id == id);
         id = keyed.id;
         grant->slots[m] = keyed.slot;

@@ -8,26 +8,26 @@
 
 namespace {
 
-struct TextArray {
+struct Elements {
     Datum *values;
     bool *nulls;
     int count;
 };
 
-TextArray text_elements(ArrayType *array) {
-    TextArray out{nullptr, nullptr, 0};
+Elements text_elements(ArrayType *array) {
+    Elements out{nullptr, nullptr, 0};
     deconstruct_array(array, TEXTOID, -1, false, TYPALIGN_INT, &out.values, &out.nulls, &out.count);
     return out;
 }
 
-TextArray int4_elements(ArrayType *array) {
-    TextArray out{nullptr, nullptr, 0};
+Elements int4_elements(ArrayType *array) {
+    Elements out{nullptr, nullptr, 0};
     deconstruct_array(array, INT4OID, sizeof(int32), true, TYPALIGN_INT, &out.values, &out.nulls,
                       &out.count);
     return out;
 }
 
-bool any_null(const TextArray &array) {
+bool any_null(const Elements &array) {
     for (int i = 0; i < array.count; ++i)
         if (array.nulls[i]) return true;
     return false;
@@ -51,10 +51,11 @@ struct ParsedSet {
 // The arguments: names (0), ns (1), then wait at `wait_arg` and permits at `permits_arg`.
 ParsedSet parse_set(FunctionCallInfo fcinfo, const char *function, pgsem::ClaimKind kind,
                     int64 lease, int permits_arg, const text *key) {
-    const TextArray names = text_elements(array_argument(fcinfo, 0, function, "names"));
-    const TextArray ns = int4_elements(array_argument(fcinfo, 1, function, "ns"));
-    TextArray permits{nullptr, nullptr, 0};
-    if (!PG_ARGISNULL(permits_arg))
+    const Elements names = text_elements(array_argument(fcinfo, 0, function, "names"));
+    const Elements ns = int4_elements(array_argument(fcinfo, 1, function, "ns"));
+    Elements permits{nullptr, nullptr, 0};
+    const bool has_permits = !PG_ARGISNULL(permits_arg);
+    if (has_permits)
         permits = int4_elements(array_argument(fcinfo, permits_arg, function, "permits"));
     pgsem::require_no_null_element(function, "names", any_null(names));
     pgsem::require_no_null_element(function, "ns", any_null(ns));
@@ -62,8 +63,9 @@ ParsedSet parse_set(FunctionCallInfo fcinfo, const char *function, pgsem::ClaimK
     int64 permit_sum = 0;
     for (int i = 0; i < names.count && i < permits.count; ++i)
         permit_sum += Max(DatumGetInt32(permits.values[i]), 0);
-    if (permits.count == 0) permit_sum = names.count;
-    pgsem::require_valid_set_shape(function, names.count, ns.count, permits.count, permit_sum);
+    if (!has_permits) permit_sum = names.count;
+    pgsem::require_valid_set_shape(function, names.count, ns.count, has_permits, permits.count,
+                                   permit_sum);
 
     ParsedSet set{nullptr, nullptr, names.count};
     text **texts = static_cast<text **>(palloc(sizeof(text *) * set.count));
@@ -72,7 +74,7 @@ ParsedSet parse_set(FunctionCallInfo fcinfo, const char *function, pgsem::ClaimK
         pgsem::require_valid_name(function, false, texts[i]);
         const int32 n = DatumGetInt32(ns.values[i]);
         pgsem::require_valid_n(function, false, n);
-        const int32 k = permits.count == 0 ? 1 : DatumGetInt32(permits.values[i]);
+        const int32 k = has_permits ? DatumGetInt32(permits.values[i]) : 1;
         pgsem::require_valid_permits(function, false, k, n);
     }
     set.order = static_cast<int *>(palloc(sizeof(int) * set.count));
@@ -80,13 +82,12 @@ ParsedSet parse_set(FunctionCallInfo fcinfo, const char *function, pgsem::ClaimK
     set.members = static_cast<pgsem::SlotRequest *>(palloc(sizeof(pgsem::SlotRequest) * set.count));
     for (int m = 0; m < set.count; ++m) {
         const int i = set.order[m];
-        set.members[m] =
-            pgsem::SlotRequest{texts[i],
-                               DatumGetInt32(ns.values[i]),
-                               kind,
-                               lease,
-                               permits.count == 0 ? 1 : DatumGetInt32(permits.values[i]),
-                               key};
+        set.members[m] = pgsem::SlotRequest{texts[i],
+                                            DatumGetInt32(ns.values[i]),
+                                            kind,
+                                            lease,
+                                            has_permits ? DatumGetInt32(permits.values[i]) : 1,
+                                            key};
     }
     return set;
 }
