@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The README's recipes, run as they are written (read from README.md) against a running server:
 the throttle (fail fast, never more than 4 in flight), reserve() (one reservation out of many
-concurrent ones), "process each record once" as a psql script, and the fencing-token UPDATE.
+concurrent ones), "process each record once" as a psql script, "at most 2 per tenant and 20 in
+total" (a set claim), and the fencing-token UPDATE.
 
 Connects with the PG* environment variables to a database with the extension. Prints one line per
 case and ends with
@@ -26,6 +27,7 @@ from tally import Tally  # noqa: E402
 # checking that the cases below still test what each block says.
 # throttle: readme-pin 23992e82edc024a1      reserve(): readme-pin 109f9e1d9374baed
 # process once: readme-pin 6ee7618a61188304  fencing token: readme-pin 4e7da50740c8258f
+# tenant limits: readme-pin dd1a2a08c8cc356f
 
 tally = Tally('client-recipes')
 check = tally.check
@@ -163,6 +165,41 @@ def process_once():
     conn.close()
 
 
+def tenant_limits():
+    """The set recipe: at most 2 per tenant and 20 in total, taken together or not at all."""
+    block = readme.block(__file__, 'sql', "sem_claim_all(ARRAY['provider:acme-mail'")
+    statement = '\n'.join(line for line in block.splitlines() if not line.startswith('--'))
+    conn = connect()
+    with conn.cursor() as cur:
+        cur.execute('PREPARE tenant_claim(text) AS ' + statement.rstrip().rstrip(';'))
+
+    def claim(tenant):
+        return value(conn, 'EXECUTE tenant_claim(%s)', (tenant,))
+
+    def held(name):
+        return value(conn, 'SELECT count(*) FROM sem_holders WHERE name = %s', (name,))
+
+    first = [claim('t0'), claim('t0')]
+    started = time.monotonic()
+    third = claim('t0')
+    waited = time.monotonic() - started
+    check(all(first) and third is None and waited >= 1.9,
+          f'tenant limits: a tenant gets 2, its third waits 2 s and gets NULL ({waited:.1f} s)')
+    check(held('provider:acme-mail') == 2,
+          'tenant limits: the refused call holds no provider slot either')
+    others = [claim(f't{i}') for i in range(1, 10) for _ in range(2)]
+    check(all(others) and held('provider:acme-mail') == 20,
+          'tenant limits: ten tenants of 2 fill the provider\'s 20')
+    started = time.monotonic()
+    check(claim('t10') is None and held('tenant:t10') == 0,
+          'tenant limits: an eleventh tenant gets NULL once the provider is full, and holds no '
+          'tenant slot')
+    check(all(value(conn, 'SELECT sem_release(%s)', (c,)) for c in first + others) and
+          held('provider:acme-mail') == 0 and held('tenant:t0') == 0,
+          'tenant limits: each release gives both slots back')
+    conn.close()
+
+
 def fencing_token():
     block = readme.block(__file__, 'sql', 'UPDATE resource SET data')
     statement = '\n'.join(line for line in block.splitlines() if not line.startswith('--'))
@@ -192,7 +229,7 @@ def fencing_token():
 
 
 def main():
-    for case in (throttle, reserve, process_once, fencing_token):
+    for case in (throttle, reserve, process_once, tenant_limits, fencing_token):
         try:
             case()
         except Exception:  # noqa: BLE001
