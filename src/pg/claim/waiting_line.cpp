@@ -151,7 +151,10 @@ bool line_sleep(LineWait *wait, TimestampTz next_expiry, int32 lacking) {
                                   text_to_cstring(request.name))));
     if (now >= wait->next_deadlock_check) {
         // Two looks a deadlock_timeout apart, so that a waiter woken but not yet at its slot is
-        // never taken for a stuck one.
+        // never taken for a stuck one. The check allocates in this line's look context, emptied
+        // first: nothing of the last look is used after it, and a set checks in the context of
+        // whichever member it lacks, which no look of its own empties (claim_sequence.cpp).
+        MemoryContextReset(wait->look_context);
         MemoryContextSwitchTo(wait->look_context);
         const bool stuck = first_waiter_deadlocked(request.name, request.n, lacking);
         MemoryContextSwitchTo(wait->caller);
