@@ -168,8 +168,9 @@ DROP FUNCTION pgsem.waiters();
 ------------------------------------------------------------------------------------------------
 
 
--- The three claim functions gain `permits integer DEFAULT 1` after their last argument: calls
--- that do not pass it keep their meaning. A function cannot gain an argument in place, so each is
+-- The three claim functions gain `permits integer DEFAULT 1` after their last argument, and n
+-- gains a default, NULL: the n of the semaphore's declaration (below). Calls that pass neither
+-- keep their meaning. A function cannot gain an argument in place, so each is
 -- dropped and created again, keeping its owner and the EXECUTE grants made on it (as 1.1 did for
 -- sem_claim); objects of the database that depend on one stop the update with a hint.
 DO $update$
@@ -185,7 +186,8 @@ BEGIN
         SELECT *
           FROM (VALUES
             ('@extschema@.sem_claim(text, integer, interval, interval)'::regprocedure,
-             $create$CREATE FUNCTION @extschema@.sem_claim(name text, n integer,
+             $create$CREATE FUNCTION @extschema@.sem_claim(name text,
+                                                  n integer DEFAULT NULL,
                                                   timeout interval DEFAULT '90 seconds',
                                                   wait interval DEFAULT '0',
                                                   permits integer DEFAULT 1,
@@ -195,7 +197,8 @@ BEGIN
                 LANGUAGE C VOLATILE PARALLEL UNSAFE$create$,
              '@extschema@.sem_claim(text, integer, interval, interval, integer, text)'),
             ('@extschema@.sem_claim_xact(text, integer, interval)'::regprocedure,
-             $create$CREATE FUNCTION @extschema@.sem_claim_xact(name text, n integer,
+             $create$CREATE FUNCTION @extschema@.sem_claim_xact(name text,
+                                                       n integer DEFAULT NULL,
                                                        wait interval DEFAULT '0',
                                                        permits integer DEFAULT 1)
                 RETURNS integer
@@ -203,7 +206,8 @@ BEGIN
                 LANGUAGE C VOLATILE PARALLEL UNSAFE$create$,
              '@extschema@.sem_claim_xact(text, integer, interval, integer)'),
             ('@extschema@.sem_claim_session(text, integer, interval)'::regprocedure,
-             $create$CREATE FUNCTION @extschema@.sem_claim_session(name text, n integer,
+             $create$CREATE FUNCTION @extschema@.sem_claim_session(name text,
+                                                          n integer DEFAULT NULL,
                                                           wait interval DEFAULT '0',
                                                           permits integer DEFAULT 1)
                 RETURNS integer
@@ -283,9 +287,9 @@ COMMENT ON FUNCTION @extschema@.sem_release_session(text, integer) IS
 -- the lines, keys and slots of its semaphores are taken in one canonical order (names compared
 -- bytewise), whatever order the caller names them in. A lease set is one claim id on every
 -- semaphore (released, renewed and fenced by one call); transaction and session claims answer
--- each semaphore's lowest slot. Not STRICT: NULL arguments are errors, but permits (NULL: one
--- each) and request_key (NULL: no key).
-CREATE FUNCTION @extschema@.sem_claim_all(names text[], ns integer[],
+-- each semaphore's lowest slot. Not STRICT: NULL arguments are errors, but ns (NULL, or a NULL
+-- in it: the declared n), permits (NULL: one each) and request_key (NULL: no key).
+CREATE FUNCTION @extschema@.sem_claim_all(names text[], ns integer[] DEFAULT NULL,
                                           timeout interval DEFAULT '90 seconds',
                                           wait interval DEFAULT '0',
                                           permits integer[] DEFAULT NULL,
@@ -296,7 +300,7 @@ CREATE FUNCTION @extschema@.sem_claim_all(names text[], ns integer[],
 COMMENT ON FUNCTION @extschema@.sem_claim_all(text[], integer[], interval, interval, integer[], text) IS
     'takes permits[i] (default 1) free slots below ns[i] of every semaphore names[i], all or none, for one lease of timeout, waiting up to wait for the whole set; the claim id for each name, or NULL';
 
-CREATE FUNCTION @extschema@.sem_claim_xact_all(names text[], ns integer[],
+CREATE FUNCTION @extschema@.sem_claim_xact_all(names text[], ns integer[] DEFAULT NULL,
                                                wait interval DEFAULT '0',
                                                permits integer[] DEFAULT NULL)
     RETURNS integer[]
@@ -305,7 +309,7 @@ CREATE FUNCTION @extschema@.sem_claim_xact_all(names text[], ns integer[],
 COMMENT ON FUNCTION @extschema@.sem_claim_xact_all(text[], integer[], interval, integer[]) IS
     'takes permits[i] (default 1) free slots below ns[i] of every semaphore names[i], all or none, until this transaction ends, waiting up to wait for the whole set; each name''s lowest slot, or NULL';
 
-CREATE FUNCTION @extschema@.sem_claim_session_all(names text[], ns integer[],
+CREATE FUNCTION @extschema@.sem_claim_session_all(names text[], ns integer[] DEFAULT NULL,
                                                   wait interval DEFAULT '0',
                                                   permits integer[] DEFAULT NULL)
     RETURNS integer[]
@@ -313,3 +317,93 @@ CREATE FUNCTION @extschema@.sem_claim_session_all(names text[], ns integer[],
     LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION @extschema@.sem_claim_session_all(text[], integer[], interval, integer[]) IS
     'takes permits[i] (default 1) free slots below ns[i] of every semaphore names[i], all or none, until released (sem_release_session, per name) or this session ends, waiting up to wait for the whole set; each name''s lowest slot, or NULL';
+
+------------------------------------------------------------------------------------------------
+-- Declared semaphores
+------------------------------------------------------------------------------------------------
+
+-- An operator declares a semaphore, or every name that begins with a prefix ('tenant:*'): its n,
+-- which callers may then leave out, and optionally the longest lease and wait a caller may ask
+-- for; and who may claim it. A name falls under its own declaration, else under the longest
+-- declared prefix it begins with; undeclared names are claimed as before (unless the superuser
+-- setting pgsem.require_declared refuses them). Written only through the functions below (as
+-- the table's owner, after checking the caller's rights); every backend reads a copy, which the
+-- trigger tells it to load again once a change commits. pg_dump keeps the rows (roles by name,
+-- as regrole prints them), for the database's owner too.
+CREATE TABLE pgsem.declarations (
+    pattern text COLLATE "C" PRIMARY KEY
+        CHECK (pg_catalog.octet_length(pattern) OPERATOR(pg_catalog.>=) 1
+               AND pg_catalog.octet_length(pattern) OPERATOR(pg_catalog.<=) 256),
+    n integer NOT NULL
+        CHECK (n OPERATOR(pg_catalog.>=) 1 AND n OPERATOR(pg_catalog.<=) 1000000),
+    max_lease interval,
+    max_wait interval,
+    owner regrole NOT NULL,
+    public_claims boolean NOT NULL DEFAULT false,
+    grantees regrole[] NOT NULL DEFAULT '{}',
+    declared_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    changed_at timestamptz NOT NULL DEFAULT pg_catalog.now()
+);
+REVOKE ALL ON TABLE pgsem.declarations FROM PUBLIC;
+GRANT SELECT ON TABLE pgsem.declarations TO pg_database_owner;
+SELECT pg_catalog.pg_extension_config_dump('pgsem.declarations', '');
+
+CREATE FUNCTION pgsem.declarations_changed() RETURNS trigger
+    AS 'MODULE_PATHNAME', 'pgsem_declarations_changed'
+    LANGUAGE C;
+REVOKE ALL ON FUNCTION pgsem.declarations_changed() FROM PUBLIC;
+CREATE TRIGGER declarations_changed
+    AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON pgsem.declarations
+    FOR EACH STATEMENT EXECUTE FUNCTION pgsem.declarations_changed();
+
+-- Not STRICT: NULLs are errors, but the maxima (NULL: none).
+CREATE FUNCTION @extschema@.sem_declare(name text, n integer,
+                                        max_lease interval DEFAULT NULL,
+                                        max_wait interval DEFAULT NULL)
+    RETURNS void
+    AS 'MODULE_PATHNAME', 'pgsem_sem_declare'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION @extschema@.sem_declare(text, integer, interval, interval) IS
+    'declares semaphore name (or, ending in *, every name with that prefix) with n slots, and optionally the longest lease and wait a claim may ask for; or changes its declaration (its owner); new declarations: the database owner and superusers';
+
+CREATE FUNCTION @extschema@.sem_undeclare(name text) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'pgsem_sem_undeclare'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION @extschema@.sem_undeclare(text) IS
+    'removes the declaration of name (its owner); false if there is none; live claims stay';
+
+CREATE FUNCTION @extschema@.sem_grant(name text, grantee regrole) RETURNS void
+    AS 'MODULE_PATHNAME', 'pgsem_sem_grant'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION @extschema@.sem_grant(text, regrole) IS
+    'lets grantee (and roles with its privileges) claim and wait on the semaphores of declaration name (its owner)';
+
+CREATE FUNCTION @extschema@.sem_revoke(name text, grantee regrole) RETURNS void
+    AS 'MODULE_PATHNAME', 'pgsem_sem_revoke'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION @extschema@.sem_revoke(text, regrole) IS
+    'takes back what sem_grant gave grantee: its next claim is refused; live claims stay';
+
+CREATE FUNCTION @extschema@.sem_grant_public(name text) RETURNS void
+    AS 'MODULE_PATHNAME', 'pgsem_sem_grant_public'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION @extschema@.sem_grant_public(text) IS
+    'lets every role claim and wait on the semaphores of declaration name (its owner)';
+
+CREATE FUNCTION @extschema@.sem_revoke_public(name text) RETURNS void
+    AS 'MODULE_PATHNAME', 'pgsem_sem_revoke_public'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION @extschema@.sem_revoke_public(text) IS
+    'takes back what sem_grant_public gave';
+
+CREATE VIEW @extschema@.sem_declarations AS
+    SELECT d.pattern AS name,
+           pg_catalog.right(d.pattern, 1) OPERATOR(pg_catalog.=) '*' AS is_prefix,
+           d.n, d.max_lease, d.max_wait, d.owner,
+           (CASE WHEN d.public_claims THEN ARRAY['PUBLIC']::text[] ELSE '{}'::text[] END)
+               OPERATOR(pg_catalog.||) d.grantees::text[] AS may_claim,
+           d.declared_at, d.changed_at
+      FROM pgsem.declarations d;
+COMMENT ON VIEW @extschema@.sem_declarations IS
+    'declared semaphores and prefixes (*): n, longest lease and wait, owner, roles that may claim besides the owner';
+GRANT SELECT ON @extschema@.sem_declarations TO PUBLIC;

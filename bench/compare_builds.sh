@@ -4,7 +4,11 @@
 # PostgreSQL 15 and served by its own throwaway cluster, on the claim-path cells of bench/run.py,
 # old and new alternating cell by cell. See bench/COMPARE.md.
 #
-#   bash bench/compare_builds.sh OLD_REV [--rounds R] [--seconds T]
+#   bash bench/compare_builds.sh OLD_REV [--rounds R] [--seconds T] [--setting NAME=VALUE]...
+#
+# --setting (repeatable) starts both clusters with that server setting added, for example
+# fsync=off to take the disk's flush time (which moves by 2x within a day on this VM) out of a
+# comparison of the claim path's CPU cost.
 #
 # Installs nothing system-wide but Debian packages bench/lib.sh installs too; everything else
 # (server copies, sources, builds, the driver, the clusters) lives under /tmp and is removed on
@@ -16,14 +20,20 @@ PGSEM_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=../scripts/lib/common.sh
 source "$PGSEM_ROOT/scripts/lib/common.sh"
 
-usage() { die "usage: bash bench/compare_builds.sh OLD_REV [--rounds R] [--seconds T]"; }
+usage() {
+    die "usage: bash bench/compare_builds.sh OLD_REV [--rounds R] [--seconds T] [--setting NAME=VALUE]..."
+}
 OLD_REV=
 ROUNDS=3
 SECONDS_PER_CELL=10
+SETTINGS=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --rounds) [ $# -ge 2 ] || usage; ROUNDS=$2; shift 2 ;;
         --seconds) [ $# -ge 2 ] || usage; SECONDS_PER_CELL=$2; shift 2 ;;
+        --setting)
+            if [ $# -lt 2 ] || ! [[ "$2" =~ ^[a-z_.]+=[A-Za-z0-9_.]+$ ]]; then usage; fi
+            SETTINGS+=("$2"); shift 2 ;;
         -h|--help) usage ;;
         -*) usage ;;
         *) [ -z "$OLD_REV" ] || usage; OLD_REV=$1; shift ;;
@@ -125,14 +135,14 @@ g++ -std=c++17 -O2 -Wall -Wextra -Werror -I"$("$SYSTEM_PG_CONFIG" --includedir)"
     die "the benchmark driver did not build"
 
 # One cluster per build, each started by its own copy of the server with the settings of
-# bench/run.sh (scripts/lib/cluster.sh's cluster_start, nothing added).
+# bench/run.sh (scripts/lib/cluster.sh's cluster_start), plus the --setting ones.
 # shellcheck source=../scripts/lib/cluster.sh
 source "$PGSEM_ROOT/scripts/lib/cluster.sh"
 for b in old new; do
     say "starting the $b cluster"
     PG_BINDIR=$SCRATCH/$b/server/usr/lib/postgresql/15/bin  # read by cluster_start
     CLUSTER_DIR=""
-    cluster_start
+    cluster_start ${SETTINGS[@]+"${SETTINGS[@]}"}
     trap cleanup EXIT  # cluster_start set its own, for one cluster
     if [ "$b" = old ]; then OLD_CLUSTER=$CLUSTER_DIR OLD_PORT=$PGPORT
     else NEW_CLUSTER=$CLUSTER_DIR NEW_PORT=$PGPORT
@@ -156,7 +166,8 @@ unset PGPORT  # set per cell below
 say "measuring: $ROUNDS rounds of $SECONDS_PER_CELL s per cell and build"
 # In the background, waited for, so that a signal's trap runs at once (and stops it).
 /usr/bin/python3 - "$SCRATCH/new/src/bench" "$SYSTEM_BINDIR/pgbench" "$DRIVER" "$ROUNDS" \
-    "$SECONDS_PER_CELL" "$OLD_PORT" "$NEW_PORT" "$OLD_DESC" "$NEW_DESC" <<'PY' &
+    "$SECONDS_PER_CELL" "$OLD_PORT" "$NEW_PORT" "$OLD_DESC" "$NEW_DESC" \
+    "${SETTINGS[*]+${SETTINGS[*]}}" <<'PY' &
 """Runs bench/run.py's claim-path cells against two clusters, alternating them cell by cell,
 through run.py's own functions (imported as a module: connection settings come from the PG*
 environment, so the port is switched per cell)."""
@@ -170,7 +181,8 @@ import types
 
 import psycopg2
 
-bench, pgbench, driver, rounds, seconds, old_port, new_port, old_desc, new_desc = sys.argv[1:]
+(bench, pgbench, driver, rounds, seconds, old_port, new_port, old_desc, new_desc,
+ settings) = sys.argv[1:]
 rounds, seconds = int(rounds), int(seconds)
 # The shell's trap ends this with SIGTERM: exit through subprocess.run, which then kills the
 # pgbench or driver it runs.
@@ -225,8 +237,8 @@ elapsed = time.time() - started
 def table(title, k):
     print(f"\n{title}\n")
     print("| cell | clients | old median | new median | new/old | old rounds min-max |"
-          " new rounds min-max | new/old per round min-max |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+          " new rounds min-max | new/old per round min-max | new/old per round median |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for i, cell in enumerate(CELLS):
         old = [x[k] for x in results[(i, "old")]]
         new = [x[k] for x in results[(i, "new")]]
@@ -234,14 +246,16 @@ def table(title, k):
         ratio = f"{mn / mo:.3f}" if mo else "n/a"
         per_round = [n / o for o, n in zip(old, new) if o]
         spread = f"{min(per_round):.3f}-{max(per_round):.3f}" if per_round else "n/a"
+        middle = f"{statistics.median(per_round):.3f}" if per_round else "n/a"
         tool = "driver" if len(cell) == 3 else "pgbench"
         print(f"| {cell[0]} ({tool}) | {cell[2]} | {mo:.0f} | {mn:.0f} | {ratio} |"
-              f" {min(old):.0f}-{max(old):.0f} | {min(new):.0f}-{max(new):.0f} | {spread} |")
+              f" {min(old):.0f}-{max(old):.0f} | {min(new):.0f}-{max(new):.0f} | {spread} |"
+              f" {middle} |")
 
 
 print(f"\nold = {old_desc}, new = {new_desc}; {rounds} round(s) of {seconds} s per cell and"
       f" build, old first in odd rounds and new first in even ones ({elapsed:.0f} s of"
-      " measurement)")
+      " measurement)" + (f"; both clusters with {settings}" if settings else ""))
 table("successful claim+release pairs/s (medians of the rounds)", 1)
 table("calls/s: pgbench tps, driver claim attempts/s (refused calls included)", 0)
 PY

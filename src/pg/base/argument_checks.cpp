@@ -110,28 +110,29 @@ void require_valid_permits(const char *function, bool is_null, int32 permits, in
     }
 }
 
-int64 require_valid_lease(const char *function, bool is_null, const Interval *lease) {
+int64 require_valid_lease(const char *function, bool is_null, const Interval *lease,
+                          const char *argument) {
     const core::Interval value = is_null ? core::Interval{0, 0, 0} : to_core(lease);
     const core::LeaseCheck check = PGSEM_NOTHROW(core::check_lease(is_null, value));
     switch (check.problem) {
         case core::Problem::kNone:
             return check.micros;
         case core::Problem::kNull:
-            raise_null(function, "the timeout");
+            raise_null(function, argument);
             break;
         case core::Problem::kNotPositive:
             ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                            errmsg("%s: the timeout must be positive", function),
+                            errmsg("%s: %s must be positive", function, argument),
                             errdetail("A lease of zero or less would end before it began.")));
             break;
         case core::Problem::kTooShort:
             ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                            errmsg("%s: the timeout must be at least 1 millisecond", function)));
+                            errmsg("%s: %s must be at least 1 millisecond", function, argument)));
             break;
         default:
             ereport(ERROR,
                     (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                     errmsg("%s: the timeout must be at most 1 day", function),
+                     errmsg("%s: %s must be at most 1 day", function, argument),
                      errdetail("A holder that crashes keeps its slot until its lease runs out."),
                      errhint("Take a shorter lease and extend it with sem_renew().")));
             break;
@@ -139,23 +140,24 @@ int64 require_valid_lease(const char *function, bool is_null, const Interval *le
     return 0;
 }
 
-int64 require_valid_wait(const char *function, bool is_null, const Interval *wait) {
+int64 require_valid_wait(const char *function, bool is_null, const Interval *wait,
+                         const char *argument) {
     const core::Interval value = is_null ? core::Interval{0, 0, 0} : to_core(wait);
     const core::LeaseCheck check = PGSEM_NOTHROW(core::check_wait(is_null, value));
     switch (check.problem) {
         case core::Problem::kNone:
             return check.micros;
         case core::Problem::kNull:
-            raise_null(function, "wait");
+            raise_null(function, argument);
             break;
         case core::Problem::kNegative:
             ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                            errmsg("%s: wait must not be negative", function),
+                            errmsg("%s: %s must not be negative", function, argument),
                             errhint("Pass 0 (the default) to answer at once.")));
             break;
         default:
             ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                            errmsg("%s: wait must be at most 1 day", function)));
+                            errmsg("%s: %s must be at most 1 day", function, argument)));
             break;
     }
     return 0;

@@ -16,10 +16,12 @@ void require_valid_request_key(const char *function, bool is_null, const text *k
 void require_valid_n(const char *function, bool is_null, int32 n);
 // For a valid n.
 void require_valid_permits(const char *function, bool is_null, int32 permits, int32 n);
-// Returns the lease in microseconds.
-int64 require_valid_lease(const char *function, bool is_null, const Interval *lease);
+// Returns the lease in microseconds; `argument` names it in messages.
+int64 require_valid_lease(const char *function, bool is_null, const Interval *lease,
+                          const char *argument = "the timeout");
 // Returns how long a claim may wait, in microseconds.
-int64 require_valid_wait(const char *function, bool is_null, const Interval *wait);
+int64 require_valid_wait(const char *function, bool is_null, const Interval *wait,
+                         const char *argument = "wait");
 // A slot number as sem_release_session takes it: in [0, kMaxN).
 void require_valid_slot(const char *function, bool is_null, int32 slot);
 

@@ -18,7 +18,10 @@ enum class ClaimKind : unsigned char { kLease, kTransaction, kSession };
 
 struct SlotRequest {
     const text *name;
-    int32 n;
+    int32 n;  // the slots are those below n: the caller's n, or the declared one (below)
+    // The n the caller passed; 0 when it left n to the semaphore's declaration
+    // (claim/declared_limits.hpp fills n in).
+    int32 asked_n;
     ClaimKind kind;
     int64 lease;    // microseconds, for kLease
     int32 permits;  // slots taken at once, all or none: 1 up to n

@@ -2,6 +2,7 @@
 #include "pg/base/boundary.hpp"
 #include "pg/claim/admission.hpp"
 #include "pg/claim/claim_sequence.hpp"
+#include "pg/claim/declared_limits.hpp"
 #include "pg/claim/request_keys.hpp"
 #include "pg/claim/slot_search.hpp"
 #include "pg/claim/waiting_line.hpp"
@@ -21,6 +22,8 @@ namespace {
 
 // ---- 1. admit ----------------------------------------------------------------------------------
 
+// Then the declaration of each semaphore claimed (declared_limits.hpp) sets its n, may refuse the
+// role, and caps the wait.
 void admit(const char *function, const SlotRequest &request) {
     // Transaction and session claims write nothing: read-only transactions may take them.
     require_primary(function, request.kind == ClaimKind::kLease);
@@ -206,16 +209,19 @@ int32 look_for_set(const SetRequest &set, bool first_waiter, SetGrant *out, int3
 
 // ---- 3. wait in line ---------------------------------------------------------------------------
 
-SlotGrant wait_for_slot(const SlotRequest &request, TimestampTz start, TimestampTz deadline) {
+// Each look claims below the n the semaphore's declaration says then (a raise is the first
+// waiter's at once: a declaration's change wakes it).
+SlotGrant wait_for_slot(SlotRequest *request, TimestampTz start, TimestampTz deadline) {
     SlotGrant grant{false, -1, 0, 0, 0};
     LineWait line;
-    if (!line_join(&line, request, start, deadline)) return grant;
+    if (!line_join(&line, *request, start, deadline)) return grant;
     for (;;) {
         line_begin_look(&line);
-        grant = look_for_slot(request, true);
+        refresh_declared_n(request);
+        grant = look_for_slot(*request, true);
         line_end_look(&line);
         if (grant.granted ||
-            !line_sleep(&line, grant.next_expiry, request.permits - grant.free_seen))
+            !line_sleep(&line, grant.next_expiry, request->permits - grant.free_seen))
             break;
     }
     line_leave(&line);
@@ -227,7 +233,8 @@ SlotGrant wait_for_slot(const SlotRequest &request, TimestampTz start, Timestamp
 // for), and looks for the whole set each time it is woken: by a release on any member, or its
 // timer. Its deadlock check is the first short member's (deadlock_check.hpp): a member whose
 // slots can never free makes the set impossible.
-bool wait_for_set(const SetRequest &set, TimestampTz start, TimestampTz deadline, SetGrant *out) {
+bool wait_for_set(SlotRequest *members, const SetRequest &set, TimestampTz start,
+                  TimestampTz deadline, SetGrant *out) {
     LineWait *lines = static_cast<LineWait *>(palloc(sizeof(LineWait) * set.count));
     int32 joined = 0;
     while (joined < set.count && line_join(&lines[joined], set.members[joined], start, deadline))
@@ -238,6 +245,7 @@ bool wait_for_set(const SetRequest &set, TimestampTz start, TimestampTz deadline
             int32 lacking = 0;
             TimestampTz next_expiry = 0;
             line_begin_look(&lines[0]);
+            for (int32 m = 0; m < set.count; ++m) refresh_declared_n(&members[m]);
             const int32 short_member = look_for_set(set, true, out, &lacking, &next_expiry);
             line_end_look(&lines[0]);
             granted = short_member < 0;
@@ -269,9 +277,11 @@ void after_grant(const SlotRequest &request) {
 
 }  // namespace
 
-SlotGrant claim(const char *function, const SlotRequest &request, int64 wait) {
+SlotGrant claim(const char *function, const SlotRequest &asked, int64 wait) {
     const TimestampTz start = GetCurrentTimestamp();
-    admit(function, request);
+    admit(function, asked);
+    SlotRequest request = asked;
+    apply_declaration(function, &request, &wait);
     // Shared memory this claim may need later, attached now, where a failure costs nothing but a
     // name in the views or a second look: the registry (for the views of transaction and session
     // claims and of waits; a lease needs none) first, whose few bytes matter more, then the
@@ -300,16 +310,22 @@ SlotGrant claim(const char *function, const SlotRequest &request, int64 wait) {
     } else if (wait == 0) {
         return grant;  // others wait: no passing them
     }
-    if (!grant.granted && wait > 0) grant = wait_for_slot(request, start, start + wait);
+    if (!grant.granted && wait > 0) grant = wait_for_slot(&request, start, start + wait);
     if (grant.granted) after_grant(request);
     if (request.kind == ClaimKind::kLease) prune_history_sometimes();
     return grant;
 }
 
-void claim_all(const char *function, const SetRequest &set, int64 wait, SetGrant *grant) {
+void claim_all(const char *function, const SetRequest &asked, int64 wait, SetGrant *grant) {
     const TimestampTz start = GetCurrentTimestamp();
+    admit(function, asked.members[0]);
+    SlotRequest *members = static_cast<SlotRequest *>(palloc(sizeof(SlotRequest) * asked.count));
+    for (int32 m = 0; m < asked.count; ++m) {
+        members[m] = asked.members[m];
+        apply_declaration(function, &members[m], &wait);
+    }
+    const SetRequest set{members, asked.count};
     const SlotRequest &first = set.members[0];
-    admit(function, first);
     if (first.kind != ClaimKind::kLease || wait > 0) (void)registry_attach();
     (void)release_epochs_attach();
     grant->granted = false;
@@ -333,7 +349,8 @@ void claim_all(const char *function, const SetRequest &set, int64 wait, SetGrant
             grant->granted = look_for_set(set, false, grant, &lacking, &next_expiry) < 0;
     }
     for (int32 m = held_lines - 1; m >= 0; --m) let_go_of_line(set.members[m].name);
-    if (!grant->granted && wait > 0) grant->granted = wait_for_set(set, start, start + wait, grant);
+    if (!grant->granted && wait > 0)
+        grant->granted = wait_for_set(members, set, start, start + wait, grant);
     if (grant->granted)
         for (int32 m = 0; m < set.count; ++m) after_grant(set.members[m]);
     if (first.kind == ClaimKind::kLease) prune_history_sometimes();

@@ -2,6 +2,7 @@
 #include "core/slot_choice.hpp"
 #include "pg/base/boundary.hpp"
 #include "pg/claim/admission.hpp"
+#include "pg/claim/declared_limits.hpp"
 #include "pg/claim/lease_ops.hpp"
 #include "pg/claim/slot_search.hpp"
 #include "pg/store/claims_table.hpp"
@@ -184,6 +185,11 @@ ActResult act_on_claim(const char *function, int64 id, Act act, bool has_lease, 
         if (out.status == core::ClaimStatus::kExpired)
             for (int i = 0; i < count; ++i) record_timeout(&table, rows[i], act);
         if (out.status != core::ClaimStatus::kLive) break;
+        // A renewal is a lease asked for again: the declared maximum holds (declared_limits.hpp).
+        if (act == Act::kRenew)
+            for (int i = 0; i < count; ++i)
+                require_lease_within_declared(function, locked_claim_name(locked[i]),
+                                              has_lease ? new_lease : locked[i].row.lease);
         for (int i = 0; i < count; ++i) apply(&table, act, locked[i], now, has_lease, new_lease);
         out.done = true;
         break;

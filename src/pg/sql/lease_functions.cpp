@@ -10,14 +10,15 @@
 namespace {
 
 // sem_claim's arguments: name, n, timeout, (1.1) wait, (1.2) permits, request_key. Not STRICT: a
-// null argument is an error, because NULL is the answer "no slot" -- but for request_key, where
-// NULL is no key.
+// null argument is an error, because NULL is the answer "no slot" -- but for n (from 1.2: the
+// declared n) and request_key, where NULL is no key.
 Datum sem_claim(FunctionCallInfo fcinfo, bool has_wait) {
     constexpr const char *kFunction = "sem_claim()";
     const text *name = PG_ARGISNULL(0) ? nullptr : PG_GETARG_TEXT_PP(0);
     pgsem::require_valid_name(kFunction, PG_ARGISNULL(0), name);
+    // NULL (1.2's default): the declared n (claim/declared_limits.hpp).
     const int32 n = PG_ARGISNULL(1) ? 0 : PG_GETARG_INT32(1);
-    pgsem::require_valid_n(kFunction, PG_ARGISNULL(1), n);
+    if (!PG_ARGISNULL(1)) pgsem::require_valid_n(kFunction, false, n);
     const int64 lease = pgsem::require_valid_lease(
         kFunction, PG_ARGISNULL(2), PG_ARGISNULL(2) ? nullptr : PG_GETARG_INTERVAL_P(2));
     const int64 wait =
@@ -27,12 +28,13 @@ Datum sem_claim(FunctionCallInfo fcinfo, bool has_wait) {
     // The 1.1 signature ends with wait; 1.2's passes permits after it (the same entry point).
     const bool has_permits = PG_NARGS() > 4;
     const int32 permits = has_permits && !PG_ARGISNULL(4) ? PG_GETARG_INT32(4) : 1;
-    pgsem::require_valid_permits(kFunction, has_permits && PG_ARGISNULL(4), permits, n);
+    pgsem::require_valid_permits(kFunction, has_permits && PG_ARGISNULL(4), permits,
+                                 n != 0 ? n : pgsem::core::kMaxN);
     const bool has_key = PG_NARGS() > 5 && !PG_ARGISNULL(5);
     const text *key = has_key ? PG_GETARG_TEXT_PP(5) : nullptr;
     pgsem::require_valid_request_key(kFunction, !has_key, key);
     const pgsem::SlotGrant grant = pgsem::claim(
-        kFunction, pgsem::SlotRequest{name, n, pgsem::ClaimKind::kLease, lease, permits, key},
+        kFunction, pgsem::SlotRequest{name, n, n, pgsem::ClaimKind::kLease, lease, permits, key},
         wait);
     if (!grant.granted) PG_RETURN_NULL();
     PG_RETURN_INT64(grant.claim_id);

@@ -9,19 +9,22 @@ namespace {
 
 // sem_claim_xact and sem_claim_session take (name text, n integer, wait interval DEFAULT '0')
 // and, from 1.2 on, permits integer DEFAULT 1 (one entry point for both signatures); they return
-// the claim's lowest slot, or NULL. Not STRICT: a null argument is an error.
+// the claim's lowest slot, or NULL. Not STRICT: a null argument is an error, but n (from 1.2:
+// the declared n).
 Datum claim(FunctionCallInfo fcinfo, pgsem::ClaimKind kind, const char *function) {
     const text *name = PG_ARGISNULL(0) ? nullptr : PG_GETARG_TEXT_PP(0);
     pgsem::require_valid_name(function, PG_ARGISNULL(0), name);
+    // NULL (1.2's default): the declared n (claim/declared_limits.hpp).
     const int32 n = PG_ARGISNULL(1) ? 0 : PG_GETARG_INT32(1);
-    pgsem::require_valid_n(function, PG_ARGISNULL(1), n);
+    if (!PG_ARGISNULL(1)) pgsem::require_valid_n(function, false, n);
     const int64 wait = pgsem::require_valid_wait(
         function, PG_ARGISNULL(2), PG_ARGISNULL(2) ? nullptr : PG_GETARG_INTERVAL_P(2));
     const bool has_permits = PG_NARGS() > 3;
     const int32 permits = has_permits && !PG_ARGISNULL(3) ? PG_GETARG_INT32(3) : 1;
-    pgsem::require_valid_permits(function, has_permits && PG_ARGISNULL(3), permits, n);
+    pgsem::require_valid_permits(function, has_permits && PG_ARGISNULL(3), permits,
+                                 n != 0 ? n : pgsem::core::kMaxN);
     const pgsem::SlotGrant grant =
-        pgsem::claim(function, pgsem::SlotRequest{name, n, kind, 0, permits, nullptr}, wait);
+        pgsem::claim(function, pgsem::SlotRequest{name, n, n, kind, 0, permits, nullptr}, wait);
     if (!grant.granted) PG_RETURN_NULL();
     PG_RETURN_INT32(grant.slot);
 }

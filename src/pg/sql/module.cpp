@@ -2,8 +2,10 @@
 // postmaster when preloaded).
 #include "core/arguments.hpp"
 #include "pg/base/boundary.hpp"
+#include "pg/claim/declared_limits.hpp"
 #include "pg/claim/waiting_line.hpp"
 #include "pg/store/claims_table.hpp"
+#include "pg/store/declarations.hpp"
 #include "pg/store/registry.hpp"
 #include "pg/store/release_epochs.hpp"
 #include "pg/xact/history_pruning.hpp"
@@ -18,6 +20,7 @@ void _PG_init(void);
 namespace pgsem {
 int history_retention_seconds = 86400;
 int first_waiter_recheck_ms = 1000;
+bool require_declared = false;
 }  // namespace pgsem
 
 void _PG_init(void) {
@@ -35,10 +38,15 @@ void _PG_init(void) {
         "it off.",
         &pgsem::first_waiter_recheck_ms, 1000, 0, INT_MAX, PGC_SUSET, GUC_UNIT_MS, nullptr, nullptr,
         nullptr);
+    DefineCustomBoolVariable(
+        "pgsem.require_declared", "Refuses claims on semaphores nobody declared (sem_declare).",
+        "Off: an undeclared name is claimed with the caller's own n, as before 1.2.",
+        &pgsem::require_declared, false, PGC_SUSET, 0, nullptr, nullptr, nullptr);
     MarkGUCPrefixReserved("pgsem");
     pgsem::install_registry_shmem_hooks();
     pgsem::install_release_epochs_shmem_hooks();
     pgsem::install_statement_depth_hooks();
     pgsem::install_transaction_events();
     pgsem::install_claims_cache_invalidation();
+    pgsem::install_declarations_cache_invalidation();
 }

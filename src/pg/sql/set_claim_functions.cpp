@@ -41,6 +41,11 @@ ArrayType *array_argument(FunctionCallInfo fcinfo, int arg, const char *function
     return array;
 }
 
+// Member i's n as the caller gave it; 0 for the declared n (no ns, or NULL in it).
+int32 asked_n(const Elements &ns, int i) {
+    return i < ns.count && !ns.nulls[i] ? DatumGetInt32(ns.values[i]) : 0;
+}
+
 // The set's members, checked, in canonical order; `order[i]` is member i's position in names.
 struct ParsedSet {
     pgsem::SlotRequest *members;
@@ -52,42 +57,42 @@ struct ParsedSet {
 ParsedSet parse_set(FunctionCallInfo fcinfo, const char *function, pgsem::ClaimKind kind,
                     int64 lease, int permits_arg, const text *key) {
     const Elements names = text_elements(array_argument(fcinfo, 0, function, "names"));
-    const Elements ns = int4_elements(array_argument(fcinfo, 1, function, "ns"));
+    // ns NULL (1.2's default), or a NULL in it: that semaphore's declared n.
+    const bool has_ns = !PG_ARGISNULL(1);
+    Elements ns{nullptr, nullptr, 0};
+    if (has_ns) ns = int4_elements(array_argument(fcinfo, 1, function, "ns"));
     Elements permits{nullptr, nullptr, 0};
     const bool has_permits = !PG_ARGISNULL(permits_arg);
     if (has_permits)
         permits = int4_elements(array_argument(fcinfo, permits_arg, function, "permits"));
     pgsem::require_no_null_element(function, "names", any_null(names));
-    pgsem::require_no_null_element(function, "ns", any_null(ns));
     pgsem::require_no_null_element(function, "permits", any_null(permits));
     int64 permit_sum = 0;
     for (int i = 0; i < names.count && i < permits.count; ++i)
         permit_sum += Max(DatumGetInt32(permits.values[i]), 0);
     if (!has_permits) permit_sum = names.count;
-    pgsem::require_valid_set_shape(function, names.count, ns.count, has_permits, permits.count,
-                                   permit_sum);
+    pgsem::require_valid_set_shape(function, names.count, has_ns ? ns.count : names.count,
+                                   has_permits, permits.count, permit_sum);
 
     ParsedSet set{nullptr, nullptr, names.count};
     text **texts = static_cast<text **>(palloc(sizeof(text *) * set.count));
     for (int i = 0; i < set.count; ++i) {
         texts[i] = DatumGetTextPP(names.values[i]);
         pgsem::require_valid_name(function, false, texts[i]);
-        const int32 n = DatumGetInt32(ns.values[i]);
-        pgsem::require_valid_n(function, false, n);
+        const int32 n = asked_n(ns, i);
+        if (i < ns.count && !ns.nulls[i]) pgsem::require_valid_n(function, false, n);  // 0 too
         const int32 k = has_permits ? DatumGetInt32(permits.values[i]) : 1;
-        pgsem::require_valid_permits(function, false, k, n);
+        pgsem::require_valid_permits(function, false, k, n != 0 ? n : pgsem::core::kMaxN);
     }
     set.order = static_cast<int *>(palloc(sizeof(int) * set.count));
     pgsem::order_set_names(function, texts, set.count, set.order);
     set.members = static_cast<pgsem::SlotRequest *>(palloc(sizeof(pgsem::SlotRequest) * set.count));
     for (int m = 0; m < set.count; ++m) {
         const int i = set.order[m];
-        set.members[m] = pgsem::SlotRequest{texts[i],
-                                            DatumGetInt32(ns.values[i]),
-                                            kind,
-                                            lease,
-                                            has_permits ? DatumGetInt32(permits.values[i]) : 1,
-                                            key};
+        set.members[m] = pgsem::SlotRequest{
+            texts[i], asked_n(ns, i), asked_n(ns, i),
+            kind,     lease,          has_permits ? DatumGetInt32(permits.values[i]) : 1,
+            key};
     }
     return set;
 }

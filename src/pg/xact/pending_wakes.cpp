@@ -56,6 +56,12 @@ void wake_first_waiter_at_end(const text *name, FreesAt frees) {
     pending[pending_count++] = copy;
 }
 
+void wake_every_first_waiter_at_end() {
+    (void)release_epochs_attach();
+    pending_overflow = true;
+    overflow_frees_at_commit = true;
+}
+
 // A commit that frees nothing begins nothing: a lease claim's durable commit (a disk flush, maybe
 // a standby's answer) would otherwise send every refusal of its semaphore meanwhile to a second
 // look.

@@ -15,6 +15,10 @@ enum class FreesAt : unsigned char { kCommitOrRollback, kRollbackOnly };
 
 void wake_first_waiter_at_end(const text *name, FreesAt frees = FreesAt::kCommitOrRollback);
 
+// Every semaphore's first waiter, when this transaction ends: a declaration changed, which may
+// have raised the n of names nobody lists here (a prefix covers names the writer never saw).
+void wake_every_first_waiter_at_end();
+
 // For the transaction-event dispatcher: the transaction is about to end (PRE_COMMIT, or ABORT
 // when it never got there): the slots it may free that way are about to free, which claimers
 // that look meanwhile must know of (store/release_epochs.hpp).

@@ -1,0 +1,97 @@
+#include "pg/base/argument_checks.hpp"
+#include "pg/claim/declared_limits.hpp"
+#include "pg/store/declarations.hpp"
+
+namespace pgsem {
+
+namespace {
+
+// As Postgres decides who may use an object: membership counts when it inherits privileges
+// (has_privs_of_role), superusers may do anything, and the owner may always.
+bool may_claim(const Declaration &d) {
+    if (d.public_claims) return true;
+    const Oid user = GetUserId();
+    if (has_privs_of_role(user, d.owner)) return true;
+    for (int i = 0; i < d.grantee_count; ++i)
+        if (has_privs_of_role(user, d.grantees[i])) return true;
+    return false;
+}
+
+char *interval_text(int64 micros) {
+    Interval i{};
+    i.time = micros;
+    return DatumGetCString(DirectFunctionCall1(interval_out, IntervalPGetDatum(&i)));
+}
+
+char *name_text(const text *name) {
+    return text_to_cstring(name);
+}
+
+}  // namespace
+
+void apply_declaration(const char *function, SlotRequest *request, int64 *wait) {
+    const Declaration *d = find_declaration(request->name);
+    if (d == nullptr) {
+        if (require_declared)
+            ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+                            errmsg("%s: semaphore \"%s\" is not declared", function,
+                                   name_text(request->name)),
+                            errdetail("pgsem.require_declared is on: only declared semaphores "
+                                      "may be claimed."),
+                            errhint("An owner of the database declares it: sem_declare(name, "
+                                    "n).")));
+        if (request->asked_n == 0)
+            ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+                            errmsg("%s: n must not be null: semaphore \"%s\" is not declared",
+                                   function, name_text(request->name))));
+        request->n = request->asked_n;
+        require_valid_permits(function, false, request->permits, request->n);
+        return;
+    }
+    if (!may_claim(*d))
+        ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+                        errmsg("%s: permission denied to claim semaphore \"%s\"", function,
+                               name_text(request->name)),
+                        errdetail("Role \"%s\" lacks the right to claim of declaration \"%s\".",
+                                  GetUserNameFromId(GetUserId(), false), d->pattern),
+                        errhint("Its owner gives it with sem_grant('%s', role).", d->pattern)));
+    if (request->asked_n > d->n)
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                        errmsg("%s: n %d is above the declared n of semaphore \"%s\"", function,
+                               request->asked_n, name_text(request->name)),
+                        errdetail("Declaration \"%s\" says n = %d. Leave n out to claim below it, "
+                                  "or pass a smaller n to claim below that.",
+                                  d->pattern, d->n)));
+    request->n = request->asked_n != 0 ? request->asked_n : d->n;
+    if (request->kind == ClaimKind::kLease && d->max_lease > 0 && request->lease > d->max_lease)
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                        errmsg("%s: a lease of %s is above the declared maximum of semaphore "
+                               "\"%s\"",
+                               function, interval_text(request->lease), name_text(request->name)),
+                        errdetail("Declaration \"%s\" allows leases of at most %s; a longer job "
+                                  "renews its lease (sem_renew).",
+                                  d->pattern, interval_text(d->max_lease))));
+    if (d->max_wait >= 0 && *wait > d->max_wait) *wait = d->max_wait;
+    require_valid_permits(function, false, request->permits, request->n);
+}
+
+void refresh_declared_n(SlotRequest *request) {
+    const Declaration *d = find_declaration(request->name);
+    if (d != nullptr)
+        request->n = request->asked_n != 0 ? Min(request->asked_n, d->n) : d->n;
+    else if (request->asked_n != 0)
+        request->n = request->asked_n;
+    // Undeclared meanwhile, with no n of its own: it keeps the n it had.
+}
+
+void require_lease_within_declared(const char *function, const text *name, int64 lease) {
+    const Declaration *d = find_declaration(name);
+    if (d == nullptr || d->max_lease == 0 || lease <= d->max_lease) return;
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("%s: a lease of %s is above the declared maximum of semaphore \"%s\"",
+                           function, interval_text(lease), name_text(name)),
+                    errdetail("Declaration \"%s\" allows leases of at most %s.", d->pattern,
+                              interval_text(d->max_lease))));
+}
+
+}  // namespace pgsem

@@ -1,0 +1,32 @@
+// What a declaration (store/declarations.hpp) makes of a claim: the n it claims below, the lease
+// and wait it may ask for, and whether its role may claim the name at all. The first step of the
+// claim sequence after admission, and of every look of a waiter (a declared n may change while it
+// waits).
+#pragma once
+
+#include "pg/base/claim_types.hpp"
+
+namespace pgsem {
+
+// pgsem.require_declared (superuser only): undeclared names are refused. Defined in module.cpp.
+extern bool require_declared;
+
+// Fills request->n from the caller's n (request->asked_n) and the declaration the name falls
+// under, and caps *wait at the declared maximum wait; errors, with nothing changed:
+//   42501  the role may not claim the name (sem_grant), or it is undeclared and
+//          pgsem.require_declared is on;
+//   22004  no n given and the name is undeclared;
+//   22023  an n above the declared one, a lease above the declared maximum, permits above n.
+// A lease longer than the maximum is refused, not shortened: its holder counts on having it
+// that long, and fences against a lease that ended early would fail its writes at random.
+// A wait is shortened: a wait that ends early answers NULL, which every caller handles.
+void apply_declaration(const char *function, SlotRequest *request, int64 *wait);
+
+// For a waiter, before each look: the n the declaration says now. Raised, the new slots are the
+// waiter's at once; lowered, it looks below the new n only. The caller's own n still caps it.
+void refresh_declared_n(SlotRequest *request);
+
+// For a renewal of a lease on `name` for `lease` microseconds: 22023 above the declared maximum.
+void require_lease_within_declared(const char *function, const text *name, int64 lease);
+
+}  // namespace pgsem

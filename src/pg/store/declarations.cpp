@@ -1,0 +1,296 @@
+#include "core/name_patterns.hpp"
+#include "pg/base/argument_checks.hpp"
+#include "pg/base/boundary.hpp"
+#include "pg/store/declarations.hpp"
+
+namespace pgsem {
+
+static_assert(std::is_trivially_destructible_v<core::PatternEntry>);
+
+namespace {
+
+constexpr const char *kSchema = "pgsem";
+constexpr const char *kTable = "declarations";
+
+// The copy of the table, in a memory context of its own under CacheMemoryContext.
+struct Copy {
+    bool valid;
+    Oid relid;
+    MemoryContext context;
+    Declaration *declarations;
+    int count;
+    core::PatternEntry *exact;
+    int exact_count;
+    core::PatternEntry *prefixes;
+    int prefix_count;
+};
+Copy copy = {};
+
+void forget_copy(Datum /*arg*/, Oid relid) {
+    if (relid == InvalidOid || relid == copy.relid) copy.valid = false;
+}
+
+Oid declarations_relid() {
+    const Oid nsp = get_namespace_oid(kSchema, true);
+    return OidIsValid(nsp) ? get_relname_relid(kTable, nsp) : InvalidOid;
+}
+
+// Column numbers by name: the table is the extension's, but a reader that trusts positions
+// breaks silently when a later version adds a column.
+struct Columns {
+    AttrNumber pattern, n, max_lease, max_wait, owner, public_claims, grantees;
+};
+
+AttrNumber column(TupleDesc desc, const char *name) {
+    for (int i = 0; i < desc->natts; ++i) {
+        const Form_pg_attribute att = TupleDescAttr(desc, i);
+        if (!att->attisdropped && strcmp(NameStr(att->attname), name) == 0) return att->attnum;
+    }
+    ereport(ERROR,
+            (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+             errmsg("pgsem: table pgsem.declarations has no column \"%s\"", name),
+             errhint("Recreate the extension: DROP EXTENSION pgsem; CREATE EXTENSION pgsem;")));
+    return InvalidAttrNumber;
+}
+
+Columns columns(TupleDesc desc) {
+    return Columns{column(desc, "pattern"),  column(desc, "n"),     column(desc, "max_lease"),
+                   column(desc, "max_wait"), column(desc, "owner"), column(desc, "public_claims"),
+                   column(desc, "grantees")};
+}
+
+void read_declaration(HeapTuple tuple, TupleDesc desc, const Columns &cols, Declaration *d) {
+    bool isnull = false;
+    d->pattern = TextDatumGetCString(heap_getattr(tuple, cols.pattern, desc, &isnull));
+    d->n = DatumGetInt32(heap_getattr(tuple, cols.n, desc, &isnull));
+    Datum v = heap_getattr(tuple, cols.max_lease, desc, &isnull);
+    d->max_lease = isnull ? 0 : interval_micros(DatumGetIntervalP(v));
+    v = heap_getattr(tuple, cols.max_wait, desc, &isnull);
+    d->max_wait = isnull ? -1 : interval_micros(DatumGetIntervalP(v));
+    d->owner = DatumGetObjectId(heap_getattr(tuple, cols.owner, desc, &isnull));
+    d->public_claims = DatumGetBool(heap_getattr(tuple, cols.public_claims, desc, &isnull));
+    v = heap_getattr(tuple, cols.grantees, desc, &isnull);
+    d->grantee_count = 0;
+    d->grantees = nullptr;
+    if (!isnull) {
+        Datum *values = nullptr;
+        bool *nulls = nullptr;
+        int count = 0;
+        deconstruct_array(DatumGetArrayTypeP(v), REGROLEOID, sizeof(Oid), true, TYPALIGN_INT,
+                          &values, &nulls, &count);
+        Oid *grantees = static_cast<Oid *>(palloc(sizeof(Oid) * Max(count, 1)));
+        int kept = 0;
+        for (int i = 0; i < count; ++i)
+            if (!nulls[i]) grantees[kept++] = DatumGetObjectId(values[i]);
+        d->grantees = grantees;
+        d->grantee_count = kept;
+    }
+}
+
+// Loads the copy: every row, as the latest snapshot sees it (not the claim's own, which may be
+// older than a change committed since), under AccessShareLock for the read alone.
+void load_copy(Oid relid) {
+    if (copy.context == nullptr)
+        copy.context =
+            AllocSetContextCreate(CacheMemoryContext, "pgsem declarations", ALLOCSET_SMALL_SIZES);
+    MemoryContextReset(copy.context);
+    copy.valid = false;
+    copy.relid = relid;
+    copy.count = copy.exact_count = copy.prefix_count = 0;
+    const MemoryContext caller = MemoryContextSwitchTo(copy.context);
+    Relation rel = table_open(relid, AccessShareLock);
+    const TupleDesc desc = RelationGetDescr(rel);
+    const Columns cols = columns(desc);
+    Snapshot snapshot = RegisterSnapshot(GetLatestSnapshot());
+    TableScanDesc scan = table_beginscan(rel, snapshot, 0, nullptr);
+    int room = 8;
+    copy.declarations = static_cast<Declaration *>(palloc(sizeof(Declaration) * room));
+    HeapTuple tuple;
+    while ((tuple = heap_getnext(scan, ForwardScanDirection)) != nullptr) {
+        if (copy.count == room) {
+            room *= 2;
+            copy.declarations =
+                static_cast<Declaration *>(repalloc(copy.declarations, sizeof(Declaration) * room));
+        }
+        read_declaration(tuple, desc, cols, &copy.declarations[copy.count++]);
+    }
+    table_endscan(scan);
+    UnregisterSnapshot(snapshot);
+    table_close(rel, AccessShareLock);
+    copy.exact =
+        static_cast<core::PatternEntry *>(palloc(sizeof(core::PatternEntry) * (copy.count + 1)));
+    copy.prefixes =
+        static_cast<core::PatternEntry *>(palloc(sizeof(core::PatternEntry) * (copy.count + 1)));
+    for (int i = 0; i < copy.count; ++i) {
+        const std::string_view pattern(copy.declarations[i].pattern);
+        const core::PatternEntry entry{PGSEM_NOTHROW(core::pattern_stem(pattern)), i};
+        if (PGSEM_NOTHROW(core::is_prefix_pattern(pattern)))
+            copy.prefixes[copy.prefix_count++] = entry;
+        else
+            copy.exact[copy.exact_count++] = entry;
+    }
+    PGSEM_NOTHROW(core::sort_patterns(copy.exact, static_cast<std::size_t>(copy.exact_count)));
+    PGSEM_NOTHROW(core::sort_patterns(copy.prefixes, static_cast<std::size_t>(copy.prefix_count)));
+    MemoryContextSwitchTo(caller);
+    copy.valid = true;
+}
+
+}  // namespace
+
+void install_declarations_cache_invalidation() {
+    CacheRegisterRelcacheCallback(forget_copy, PointerGetDatum(nullptr));
+}
+
+const Declaration *find_declaration(const text *name) {
+    // A change committed since this transaction last took a lock: its invalidation is queued.
+    AcceptInvalidationMessages();
+    if (!copy.valid) {
+        const Oid relid = declarations_relid();
+        if (!OidIsValid(relid)) return nullptr;  // SQL objects older than 1.2: nothing declared
+        load_copy(relid);
+    }
+    if (copy.count == 0) return nullptr;
+    const std::string_view key(VARDATA_ANY(name), VARSIZE_ANY_EXHDR(name));
+    const int32 found = PGSEM_NOTHROW(
+        core::lookup(copy.exact, static_cast<std::size_t>(copy.exact_count), copy.prefixes,
+                     static_cast<std::size_t>(copy.prefix_count), key));
+    return found < 0 ? nullptr : &copy.declarations[found];
+}
+
+void declarations_changed(Oid relid) {
+    CacheInvalidateRelcacheByRelid(relid);
+}
+
+// ---- writes ----------------------------------------------------------------------------------
+
+namespace {
+
+// Runs `sql` through SPI as the owner of pgsem.declarations, with search_path pinned: callers are
+// ordinary roles, whose rights were checked above this floor, and who hold no privilege on the
+// table. Every name in `sql` is schema-qualified anyway.
+struct AsOwner {
+    Oid saved_user;
+    int saved_context;
+    int guc_level;
+};
+
+AsOwner become_owner() {
+    const Oid relid = declarations_relid();
+    if (!OidIsValid(relid))
+        ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                        errmsg("pgsem: declarations need the SQL objects of pgsem 1.2"),
+                        errhint("Run ALTER EXTENSION pgsem UPDATE.")));
+    HeapTuple tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+    if (!HeapTupleIsValid(tuple)) elog(ERROR, "pgsem: cache lookup failed for relation %u", relid);
+    const Oid owner = reinterpret_cast<Form_pg_class>(GETSTRUCT(tuple))->relowner;
+    ReleaseSysCache(tuple);
+    AsOwner as{};
+    GetUserIdAndSecContext(&as.saved_user, &as.saved_context);
+    SetUserIdAndSecContext(
+        owner, as.saved_context | SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
+    as.guc_level = NewGUCNestLevel();
+    (void)set_config_option("search_path", "pg_catalog, pg_temp", PGC_USERSET, PGC_S_SESSION,
+                            GUC_ACTION_SAVE, true, 0, false);
+    if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pgsem: SPI_connect failed");
+    return as;
+}
+
+// An error on the way leaves all three to the transaction's abort, which restores them.
+void back_to_caller(const AsOwner &as) {
+    SPI_finish();
+    AtEOXact_GUC(true, as.guc_level);
+    SetUserIdAndSecContext(as.saved_user, as.saved_context);
+}
+
+int run(const char *sql, int nargs, Oid *types, Datum *values, const char *nulls, int expected) {
+    const int rc = SPI_execute_with_args(sql, nargs, types, values, nulls, false, 0);
+    if (rc != expected) elog(ERROR, "pgsem: \"%s\" failed: %s", sql, SPI_result_code_string(rc));
+    return static_cast<int>(SPI_processed);
+}
+
+Datum interval_or_null(const Interval *i, char *null_flag) {
+    *null_flag = i == nullptr ? 'n' : ' ';
+    return i == nullptr ? Datum(0) : IntervalPGetDatum(i);
+}
+
+}  // namespace
+
+bool declarations_lock(const text *pattern, Declaration *found) {
+    const MemoryContext caller = CurrentMemoryContext;  // *found is the caller's, not SPI's
+    const AsOwner as = become_owner();
+    Oid types[] = {TEXTOID};
+    Datum values[] = {PointerGetDatum(pattern)};
+    const int rows =
+        run("SELECT pattern, n, max_lease, max_wait, owner, public_claims, grantees"
+            "  FROM pgsem.declarations WHERE pattern OPERATOR(pg_catalog.=) $1 FOR UPDATE",
+            1, types, values, nullptr, SPI_OK_SELECT);
+    if (rows > 0) {
+        const TupleDesc desc = SPI_tuptable->tupdesc;
+        const MemoryContext spi = MemoryContextSwitchTo(caller);
+        read_declaration(SPI_tuptable->vals[0], desc, columns(desc), found);
+        MemoryContextSwitchTo(spi);
+    }
+    back_to_caller(as);
+    return rows > 0;
+}
+
+void declarations_insert(const text *pattern, int32 n, const Interval *max_lease,
+                         const Interval *max_wait, Oid owner) {
+    const AsOwner as = become_owner();
+    Oid types[] = {TEXTOID, INT4OID, INTERVALOID, INTERVALOID, OIDOID};
+    char nulls[] = "     ";
+    Datum values[] = {PointerGetDatum(pattern), Int32GetDatum(n),
+                      interval_or_null(max_lease, &nulls[2]), interval_or_null(max_wait, &nulls[3]),
+                      ObjectIdGetDatum(owner)};
+    run("INSERT INTO pgsem.declarations (pattern, n, max_lease, max_wait, owner)"
+        " VALUES ($1, $2, $3, $4, $5::pg_catalog.regrole)",
+        5, types, values, nulls, SPI_OK_INSERT);
+    back_to_caller(as);
+}
+
+void declarations_update(const text *pattern, int32 n, const Interval *max_lease,
+                         const Interval *max_wait) {
+    const AsOwner as = become_owner();
+    Oid types[] = {TEXTOID, INT4OID, INTERVALOID, INTERVALOID};
+    char nulls[] = "    ";
+    Datum values[] = {PointerGetDatum(pattern), Int32GetDatum(n),
+                      interval_or_null(max_lease, &nulls[2]),
+                      interval_or_null(max_wait, &nulls[3])};
+    run("UPDATE pgsem.declarations SET n = $2, max_lease = $3, max_wait = $4,"
+        " changed_at = pg_catalog.now() WHERE pattern OPERATOR(pg_catalog.=) $1",
+        4, types, values, nulls, SPI_OK_UPDATE);
+    back_to_caller(as);
+}
+
+bool declarations_delete(const text *pattern) {
+    const AsOwner as = become_owner();
+    Oid types[] = {TEXTOID};
+    Datum values[] = {PointerGetDatum(pattern)};
+    const int rows = run("DELETE FROM pgsem.declarations WHERE pattern OPERATOR(pg_catalog.=) $1",
+                         1, types, values, nullptr, SPI_OK_DELETE);
+    back_to_caller(as);
+    return rows > 0;
+}
+
+void declarations_set_grant(const text *pattern, Oid grantee, bool granted) {
+    const AsOwner as = become_owner();
+    Oid types[] = {TEXTOID, OIDOID, BOOLOID};
+    Datum values[] = {PointerGetDatum(pattern), ObjectIdGetDatum(grantee), BoolGetDatum(granted)};
+    if (grantee == InvalidOid)
+        run("UPDATE pgsem.declarations SET public_claims = $3, changed_at = pg_catalog.now()"
+            " WHERE pattern OPERATOR(pg_catalog.=) $1 AND $2 OPERATOR(pg_catalog.=) 0",
+            3, types, values, nullptr, SPI_OK_UPDATE);
+    else
+        // Each role once, in the order granted.
+        run("UPDATE pgsem.declarations"
+            " SET grantees = CASE WHEN $3 THEN pg_catalog.array_append("
+            "       pg_catalog.array_remove(grantees, $2::pg_catalog.regrole),"
+            "       $2::pg_catalog.regrole)"
+            "     ELSE pg_catalog.array_remove(grantees, $2::pg_catalog.regrole) END,"
+            "     changed_at = pg_catalog.now()"
+            " WHERE pattern OPERATOR(pg_catalog.=) $1",
+            3, types, values, nullptr, SPI_OK_UPDATE);
+    back_to_caller(as);
+}
+
+}  // namespace pgsem

@@ -1,0 +1,52 @@
+// The table pgsem.declarations (1.2): semaphores and prefixes of names an operator declared with
+// sem_declare -- capacity, maximum lease and wait, owner, who may claim -- read by every claim
+// from a copy each backend keeps, and written by the declaration functions.
+//
+// The copy: loaded whole (an operator writes a handful of rows, not one per claim) with the
+// latest committed state, and dropped when the relcache says the table changed. Every statement
+// that changes the table fires the trigger pgsem.declarations_changed (declarations_changed()
+// below), which sends that invalidation when its transaction commits; a claim processes pending
+// invalidations first, so it sees every change committed before it began -- also inside a
+// transaction that began earlier, and a waiter at each look.
+#pragma once
+
+#include "pg/base/postgres_api.hpp"
+
+namespace pgsem {
+
+struct Declaration {
+    const char *pattern;  // as declared ("payments-api", "tenant:*"), NUL-terminated
+    int32 n;
+    int64 max_lease;  // microseconds; 0: no maximum
+    int64 max_wait;   // microseconds; -1: no maximum
+    Oid owner;
+    bool public_claims;  // PUBLIC may claim
+    int grantee_count;
+    const Oid *grantees;  // roles granted the right to claim
+};
+
+// Called from _PG_init.
+void install_declarations_cache_invalidation();
+
+// The declaration `name` falls under (core/name_patterns.hpp), or nullptr: none, or no table
+// (SQL objects older than 1.2). Valid until the next call.
+const Declaration *find_declaration(const text *name);
+
+// For the trigger on pgsem.declarations: the copies of every backend are out of date once this
+// transaction commits.
+void declarations_changed(Oid relid);
+
+// ---- writes, as the table's owner (the caller checked the right to make them) ---------------
+
+// The declaration of exactly `pattern`, its row locked until the transaction ends; false if none.
+bool declarations_lock(const text *pattern, Declaration *found);
+// Creates a declaration (owner: `owner`) or changes one's limits; NULL maxima are none.
+void declarations_insert(const text *pattern, int32 n, const Interval *max_lease,
+                         const Interval *max_wait, Oid owner);
+void declarations_update(const text *pattern, int32 n, const Interval *max_lease,
+                         const Interval *max_wait);
+bool declarations_delete(const text *pattern);
+// Gives (`granted`) or takes the right to claim to `grantee`, InvalidOid meaning PUBLIC.
+void declarations_set_grant(const text *pattern, Oid grantee, bool granted);
+
+}  // namespace pgsem
