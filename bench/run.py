@@ -60,6 +60,15 @@ SEM_CELLS += [
     ("pgsem 2 single claims (n=4 each)", "pgsem_two_pair", 8, {"n": 4, "group": 13},
      "pgsem_second"),
 ]
+# Declared semaphores (1.2): the same claim as an application role (not a superuser, whose
+# privilege check is short), on an undeclared name with n, and on a declared name with n left out
+# and the right to claim granted to a group role the caller is a member of (bench/sql/setup.sql).
+SEM_CELLS += [
+    ("pgsem as a role, n=4, undeclared", "pgsem_pair", 8,
+     {"n": 4, "names": 1, "group": 14, "backoff": 0, "user": "bench_app"}, "pgsem"),
+    ("pgsem as a role, declared n=4, via a group", "pgsem_declared_pair", 8,
+     {"names": 1, "group": 15, "backoff": 0, "user": "bench_app"}, "pgsem"),
+]
 SEM_CELLS += [("pg_advisory_xact_lock(bigint)", "bigint_xact_lock", 32, {}, None),
               ("SELECT 1", "select1", 32, {}, None)]
 
@@ -139,7 +148,10 @@ def run_cell(conn, pgbench, cell, seconds):
     cmd = [pgbench, "-n", "-M", "extended", "-T", str(seconds), "-c", str(clients),
            "-j", str(min(clients, 2)), "-f", os.path.join(HERE, "sql", script + ".sql")]
     for k, v in variables.items():
-        cmd += ["-D", f"{k}={v}"]
+        if k == "user":
+            cmd += ["-U", v]  # the role the cell's clients connect as
+        else:
+            cmd += ["-D", f"{k}={v}"]
     out = subprocess.run(cmd, capture_output=True, text=True)
     if out.returncode != 0:
         sys.exit(f"pgbench failed for {label}:\n{out.stdout}\n{out.stderr}")
@@ -280,6 +292,10 @@ def main():
     r = ratio(("pgsem set of 2 (n=4 each)", 8), ("pgsem 2 single claims (n=4 each)", 8), 1)
     if r:
         print(f"| set of 2 / 2 single claims one after the other, both held, 8 clients | {r:.2f} |")
+    r = ratio(("pgsem as a role, declared n=4, via a group", 8),
+              ("pgsem as a role, n=4, undeclared", 8), 1)
+    if r:
+        print(f"| declared name, right to claim via a group / undeclared, 8 clients | {r:.2f} |")
     wait = ("pgsem, n=4, 1 name, wait 10 s", 32)
     for label, other in (("write floor", ("floor (INSERT+UPDATE), 1 name", 32)),
                          ("no-wait pgsem", ("pgsem, n=4, 1 name", 32)),

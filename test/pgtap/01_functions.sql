@@ -3,7 +3,7 @@
 -- Runs in one transaction that is rolled back, so files are independent of each other.
 \set ON_ERROR_STOP 1
 BEGIN;
-SELECT plan(187);
+SELECT plan(229);
 
 -- One row per function of the API: the expected catalog entry.
 CREATE TEMP TABLE api (
@@ -29,11 +29,11 @@ INSERT INTO api VALUES
     ('advisory_session_unlock_text', '{text}', 'boolean', 'volatile', false, 'u', 'key text'),
     ('advisory_session_unlock_text_shared', '{text}', 'boolean', 'volatile', false, 'u', 'key text'),
     ('sem_claim', '{text,integer,interval,interval,integer,text}', 'bigint', 'volatile', false, 'u',
-        'name text, n integer, timeout interval DEFAULT ''00:01:30''::interval, wait interval DEFAULT ''00:00:00''::interval, permits integer DEFAULT 1, request_key text DEFAULT NULL::text'),
+        'name text, n integer DEFAULT NULL::integer, timeout interval DEFAULT ''00:01:30''::interval, wait interval DEFAULT ''00:00:00''::interval, permits integer DEFAULT 1, request_key text DEFAULT NULL::text'),
     ('sem_claim_xact', '{text,integer,interval,integer}', 'integer', 'volatile', false, 'u',
-        'name text, n integer, wait interval DEFAULT ''00:00:00''::interval, permits integer DEFAULT 1'),
+        'name text, n integer DEFAULT NULL::integer, wait interval DEFAULT ''00:00:00''::interval, permits integer DEFAULT 1'),
     ('sem_claim_session', '{text,integer,interval,integer}', 'integer', 'volatile', false, 'u',
-        'name text, n integer, wait interval DEFAULT ''00:00:00''::interval, permits integer DEFAULT 1'),
+        'name text, n integer DEFAULT NULL::integer, wait interval DEFAULT ''00:00:00''::interval, permits integer DEFAULT 1'),
     ('sem_release_session', '{text,integer}', 'boolean', 'volatile', false, 'u',
         'name text, slot integer'),
     ('sem_release', '{bigint}', 'boolean', 'volatile', true, 'u', 'id bigint'),
@@ -45,13 +45,20 @@ INSERT INTO api VALUES
         'max_rows bigint DEFAULT 10000'),
     ('sem_claim_all', '{text[],integer[],interval,interval,integer[],text}', 'bigint[]', 'volatile',
         false, 'u',
-        'names text[], ns integer[], timeout interval DEFAULT ''00:01:30''::interval, wait interval DEFAULT ''00:00:00''::interval, permits integer[] DEFAULT NULL::integer[], request_key text DEFAULT NULL::text'),
+        'names text[], ns integer[] DEFAULT NULL::integer[], timeout interval DEFAULT ''00:01:30''::interval, wait interval DEFAULT ''00:00:00''::interval, permits integer[] DEFAULT NULL::integer[], request_key text DEFAULT NULL::text'),
     ('sem_claim_xact_all', '{text[],integer[],interval,integer[]}', 'integer[]', 'volatile',
         false, 'u',
-        'names text[], ns integer[], wait interval DEFAULT ''00:00:00''::interval, permits integer[] DEFAULT NULL::integer[]'),
+        'names text[], ns integer[] DEFAULT NULL::integer[], wait interval DEFAULT ''00:00:00''::interval, permits integer[] DEFAULT NULL::integer[]'),
     ('sem_claim_session_all', '{text[],integer[],interval,integer[]}', 'integer[]', 'volatile',
         false, 'u',
-        'names text[], ns integer[], wait interval DEFAULT ''00:00:00''::interval, permits integer[] DEFAULT NULL::integer[]');
+        'names text[], ns integer[] DEFAULT NULL::integer[], wait interval DEFAULT ''00:00:00''::interval, permits integer[] DEFAULT NULL::integer[]'),
+    ('sem_declare', '{text,integer,interval,interval}', 'void', 'volatile', false, 'u',
+        'name text, n integer, max_lease interval DEFAULT NULL::interval, max_wait interval DEFAULT NULL::interval'),
+    ('sem_undeclare', '{text}', 'boolean', 'volatile', false, 'u', 'name text'),
+    ('sem_grant', '{text,regrole}', 'void', 'volatile', false, 'u', 'name text, grantee regrole'),
+    ('sem_revoke', '{text,regrole}', 'void', 'volatile', false, 'u', 'name text, grantee regrole'),
+    ('sem_grant_public', '{text}', 'void', 'volatile', false, 'u', 'name text'),
+    ('sem_revoke_public', '{text}', 'void', 'volatile', false, 'u', 'name text');
 
 -- The catalog entry of each, found by exact signature in the extension's schema.
 CREATE TEMP VIEW api_proc AS
@@ -70,11 +77,11 @@ SELECT results_eq(
        ORDER BY 1$$,
     $$SELECT format('%I(%s)', name, array_to_string(args, ','))::regprocedure::text
         FROM api ORDER BY 1$$,
-    'pgsem owns exactly the 24 functions of its API in its schema');
-SELECT is((SELECT count(*) FROM api_proc WHERE fn IS NOT NULL), 24::bigint,
+    'pgsem owns exactly the 30 functions of its API in its schema');
+SELECT is((SELECT count(*) FROM api_proc WHERE fn IS NOT NULL), 30::bigint,
           'every API function resolves by its exact signature');
 
--- 2. Per function: exists, returns, volatility, strictness, language, parallel safety (6 x 24).
+-- 2. Per function: exists, returns, volatility, strictness, language, parallel safety (6 x 30).
 SELECT has_function('public', name, args,
                     format('%s(%s) exists', name, array_to_string(args, ', ')))
   FROM api ORDER BY name, args;
@@ -117,7 +124,7 @@ SELECT results_eq(
     $$VALUES ('fnv1a_64(bytea)'), ('fnv1a_64(text)')$$,
     'only fnv1a_64 is PARALLEL SAFE');
 
--- 4. None is SECURITY DEFINER or pins settings (the SQL script says none needs to) (24 + 1).
+-- 4. None is SECURITY DEFINER or pins settings (the SQL script says none needs to) (30 + 1).
 SELECT isnt_definer('public', name, args,
                     format('%s(%s) is not SECURITY DEFINER', name, array_to_string(args, ', ')))
   FROM api ORDER BY name, args;
@@ -131,8 +138,8 @@ SELECT results_eq(
     $$SELECT fn::regprocedure::text, arguments FROM api_proc ORDER BY 1$$,
     'pg_get_function_arguments() of every function');
 SELECT is(pg_get_function_arguments('public.sem_claim(text,integer,interval,interval,integer,text)'::regprocedure),
-          'name text, n integer, timeout interval DEFAULT ''00:01:30''::interval, wait interval DEFAULT ''00:00:00''::interval, permits integer DEFAULT 1, request_key text DEFAULT NULL::text',
-          'sem_claim: timeout defaults to 00:01:30, wait to 0, permits to 1, request_key to NULL');
+          'name text, n integer DEFAULT NULL::integer, timeout interval DEFAULT ''00:01:30''::interval, wait interval DEFAULT ''00:00:00''::interval, permits integer DEFAULT 1, request_key text DEFAULT NULL::text',
+          'sem_claim: n defaults to NULL (the declared n), timeout to 00:01:30, wait to 0, permits to 1, request_key to NULL');
 SELECT is(pg_get_function_arguments('public.sem_renew(bigint,interval)'::regprocedure),
           'id bigint, timeout interval DEFAULT NULL::interval',
           'sem_renew: timeout defaults to NULL');

@@ -3,7 +3,7 @@
 -- PUBLIC has no right at all on schema pgsem, table pgsem.claims or sequence pgsem.claim_id.
 \set ON_ERROR_STOP 1
 BEGIN;
-SELECT plan(150);
+SELECT plan(162);
 
 -- An ordinary role: no attributes, no grants, member of nothing.
 CREATE ROLE pgtap_plain NOLOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT;
@@ -103,26 +103,49 @@ SELECT is((SELECT co.collname FROM pg_attribute a JOIN pg_collation co ON co.oid
 SELECT results_eq(
     $$SELECT c::regclass::text FROM pg_extension e, unnest(e.extconfig) c
        WHERE e.extname = 'pgsem' ORDER BY 1$$,
-    $$VALUES ('pgsem.claim_id'), ('pgsem.claims')$$,
-    'pgsem.claims and pgsem.claim_id are extension configuration (dumped)');
+    $$VALUES ('pgsem.claim_id'), ('pgsem.claims'), ('pgsem.declarations')$$,
+    'pgsem.claims, pgsem.claim_id and pgsem.declarations are extension configuration (dumped)');
+
+------------------------------------------------------------------------------------------------
+-- Table pgsem.declarations (1.2): written only by its owner, read by the database's owner (6)
+------------------------------------------------------------------------------------------------
+SELECT has_table('pgsem', 'declarations', 'table pgsem.declarations exists');
+SELECT table_privs_are('pgsem', 'declarations', 'public', ARRAY[]::text[],
+                       'PUBLIC has no privilege on table pgsem.declarations');
+SELECT table_privs_are('pgsem', 'declarations', 'pgtap_plain', ARRAY[]::text[],
+                       'an ordinary role has no privilege on table pgsem.declarations');
+SELECT table_privs_are('pgsem', 'declarations', 'pg_database_owner', ARRAY['SELECT'],
+                       'the database owner may read pgsem.declarations (pg_dump), not write it');
+SELECT columns_are('pgsem', 'declarations',
+    ARRAY['pattern', 'n', 'max_lease', 'max_wait', 'owner', 'public_claims', 'grantees',
+          'declared_at', 'changed_at'],
+    'pgsem.declarations has the expected columns');
+SELECT trigger_is('pgsem', 'declarations', 'declarations_changed', 'pgsem',
+                  'declarations_changed',
+                  'every change of pgsem.declarations tells the other backends');
 
 ------------------------------------------------------------------------------------------------
 -- Views (3 x 5 = 15, plus 3 column lists and 14 column types)
 ------------------------------------------------------------------------------------------------
 SELECT has_view('public', v, format('view %s exists', v))
-  FROM unnest(ARRAY['sem_holders', 'sem_summary', 'sem_history', 'sem_waiters']) v;
+  FROM unnest(ARRAY['sem_holders', 'sem_summary', 'sem_history', 'sem_waiters',
+                      'sem_declarations']) v;
 SELECT table_privs_are('public', v, 'public', ARRAY['SELECT'],
                        format('PUBLIC may SELECT %s and nothing else', v))
-  FROM unnest(ARRAY['sem_holders', 'sem_summary', 'sem_history', 'sem_waiters']) v;
+  FROM unnest(ARRAY['sem_holders', 'sem_summary', 'sem_history', 'sem_waiters',
+                      'sem_declarations']) v;
 SELECT table_privs_are('public', v, 'pgtap_plain', ARRAY['SELECT'],
                        format('an ordinary role may SELECT %s and nothing else', v))
-  FROM unnest(ARRAY['sem_holders', 'sem_summary', 'sem_history', 'sem_waiters']) v;
+  FROM unnest(ARRAY['sem_holders', 'sem_summary', 'sem_history', 'sem_waiters',
+                      'sem_declarations']) v;
 SELECT ok(has_table_privilege('pgtap_plain', format('public.%I', v), 'SELECT'),
           format('has_table_privilege(ordinary role, %s, SELECT)', v))
-  FROM unnest(ARRAY['sem_holders', 'sem_summary', 'sem_history', 'sem_waiters']) v;
+  FROM unnest(ARRAY['sem_holders', 'sem_summary', 'sem_history', 'sem_waiters',
+                      'sem_declarations']) v;
 SELECT is(obj_description(format('public.%I', v)::regclass, 'pg_class') IS NOT NULL, true,
           format('view %s has a COMMENT', v))
-  FROM unnest(ARRAY['sem_holders', 'sem_summary', 'sem_history', 'sem_waiters']) v;
+  FROM unnest(ARRAY['sem_holders', 'sem_summary', 'sem_history', 'sem_waiters',
+                      'sem_declarations']) v;
 
 SELECT columns_are('public', 'sem_holders',
     ARRAY['name', 'slot', 'id', 'claimed_at', 'expires_at', 'pid', 'role', 'application_name',
@@ -136,6 +159,10 @@ SELECT columns_are('public', 'sem_waiters',
     ARRAY['name', 'n', 'pid', 'role', 'waiting_since', 'position', 'kind', 'application_name',
           'permits'],
     'sem_waiters has the expected columns');
+SELECT columns_are('public', 'sem_declarations',
+    ARRAY['name', 'is_prefix', 'n', 'max_lease', 'max_wait', 'owner', 'may_claim', 'declared_at',
+          'changed_at'],
+    'sem_declarations has the expected columns');
 SELECT columns_are('public', 'sem_history',
     ARRAY['id', 'name', 'slot', 'n', 'claimed_at', 'expires_at', 'lease', 'status', 'ended_at',
           'pid', 'role', 'application_name', 'permits'],
@@ -207,7 +234,8 @@ SELECT is((SELECT count(*) FROM pg_proc p
 ------------------------------------------------------------------------------------------------
 SET LOCAL ROLE pgtap_plain;
 SELECT lives_ok(format('SELECT * FROM public.%I', v), format('an ordinary role reads %s', v))
-  FROM unnest(ARRAY['sem_holders', 'sem_summary', 'sem_history', 'sem_waiters']) v;
+  FROM unnest(ARRAY['sem_holders', 'sem_summary', 'sem_history', 'sem_waiters',
+                      'sem_declarations']) v;
 SELECT lives_ok(q, 'an ordinary role calls ' || q)
   FROM unnest(ARRAY[$$SELECT fnv1a_64('k')$$, $$SELECT sem_held(-1)$$,
                     $$SELECT sem_release(-1)$$]) q;

@@ -3,6 +3,8 @@
 # pg_dump saves as extension configuration. A restore (by a superuser, who alone can create the
 # extension) brings the claims back as they were: a claim still within its lease is held in the
 # restored database until that lease runs out, and ids keep growing from where they were.
+# Declarations (1.2) come along too: the database owner's and a superuser's, with their limits,
+# owners and grants (roles by name), and they govern claims in the restored database.
 use strict;
 use warnings;
 
@@ -25,6 +27,17 @@ my $released = app(q{SELECT sem_claim('dumped', 2, '1 hour')});
 app(qq{SELECT sem_release($released)});
 app(q{SELECT sem_release(sem_claim('churn', 1)) FROM generate_series(1, 40)});
 my $max_id = app(q{SELECT max(id) FROM pgsem.claims});
+
+$node->safe_psql('postgres', 'CREATE ROLE app_workers; CREATE ROLE worker LOGIN IN ROLE app_workers');
+app(q{SELECT sem_declare('declared', 3, max_lease => '10 minutes', max_wait => '1 second');
+      SELECT sem_grant('declared', 'app_workers')});
+$node->safe_psql('appdb', q{SELECT sem_declare('tenant:*', 2); SELECT sem_grant_public('tenant:*')},
+	extra_params => [ '-U', 'app_owner' ]);
+my $declarations = app(q{SELECT name, n, max_lease, max_wait, owner, may_claim
+                           FROM sem_declarations ORDER BY name});
+is($declarations, "declared|3|00:10:00|00:00:01|postgres|{app_workers}\n"
+	. "tenant:*|2|||app_owner|{PUBLIC}",
+	'a superuser and the database owner declared a semaphore each');
 
 is($node->safe_psql('appdb', q{SELECT rolsuper FROM pg_roles WHERE rolname = 'app_owner'}),
 	'f', 'the database owner is an ordinary role');
@@ -62,6 +75,24 @@ is(restored(q{SELECT sem_claim('dumped', 2, '1 hour') IS NULL}), 't',
 	'the restored claim still counts: n = 2 is full with the new one');
 is(restored(qq{SELECT sem_release($live)}), 't',
 	'the restored claim can be released (by a superuser) in the restored database');
+
+is(restored(q{SELECT name, n, max_lease, max_wait, owner, may_claim
+                FROM sem_declarations ORDER BY name}),
+	$declarations, 'the declarations came along, with limits, owners and grants');
+sub restored_as {
+	my ($role, $sql) = @_;
+	my ($r, $o, $e) = $node->psql('restored', $sql, extra_params => [ '-U', $role ]);
+	return $e ne '' ? $e : $o;
+}
+is(restored_as('worker', q{SELECT count(sem_claim('declared')) FROM generate_series(1, 4)}), '3',
+	'a member of the granted group claims the declared n (3 of 4 calls) in the restored database');
+like(restored_as('stranger', q{SELECT sem_claim('declared')}),
+	qr/permission denied to claim semaphore "declared"/,
+	'a role without the grant is refused there');
+like(restored_as('worker', q{SELECT sem_claim('declared', timeout => '1 hour')}),
+	qr/above the declared maximum/, 'the restored maximum lease holds');
+is(restored_as('stranger', q{SELECT sem_claim('tenant:1') IS NOT NULL}), 't',
+	'PUBLIC may claim under the restored prefix');
 
 $node->stop;
 done_testing();

@@ -114,6 +114,8 @@ bool line_join(LineWait *wait, const SlotRequest &request, TimestampTz start,
         MyProcPort != nullptr && FeBeWaitSet != nullptr && WaitEventSetCanReportClosed();
     wait->caller = CurrentMemoryContext;
     wait->look_context = nullptr;
+    wait->since = start;
+    wait->noted_n = request.n;
     registry_note_wait(request.kind, request.name, request.n, request.permits, start);
     if (!join_line(request.name, deadline, wait->lock_deadline)) {
         registry_forget_wait();
@@ -142,6 +144,11 @@ void line_end_look(LineWait *wait) {
 
 bool line_sleep(LineWait *wait, TimestampTz next_expiry, int32 lacking) {
     const SlotRequest &request = *wait->request;
+    // The views, and other first waiters' deadlock checks, read this wait's n from the registry.
+    if (request.n != wait->noted_n) {
+        registry_note_wait(request.kind, request.name, request.n, request.permits, wait->since);
+        wait->noted_n = request.n;
+    }
     const TimestampTz now = GetCurrentTimestamp();
     if (now >= wait->deadline) return false;
     if (wait->lock_deadline != 0 && now >= wait->lock_deadline)

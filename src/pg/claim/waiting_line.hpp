@@ -53,6 +53,8 @@ struct LineWait {
     bool watch_client;
     MemoryContext caller;
     MemoryContext look_context;  // each look's, emptied before the next
+    TimestampTz since;           // when the wait began, for the registry
+    int32 noted_n;               // the n the registry shows (a declaration may change n)
 };
 
 // Waits in the lock manager's queue for first place; false when `deadline` came first.
