@@ -197,7 +197,7 @@ def main():
     ap.add_argument("--pgbench", required=True)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--seconds", type=int, default=10)
-    ap.add_argument("--only", choices=["locks", "semaphores", "waits"])
+    ap.add_argument("--only", choices=["locks", "semaphores", "waits", "declarations"])
     ap.add_argument("--driver", required=True)
     ap.add_argument("--redis-port", type=int, required=True)
     ap.add_argument("--samples", type=int, default=500)
@@ -217,6 +217,8 @@ def main():
         cells += WAIT_CELLS[:3]  # the other two are among SEM_CELLS already
     if args.only in (None, "waits"):
         cells += DRIVER_CELLS
+    if args.only == "declarations":  # the two cells of issue 20, interleaved (among SEM_CELLS)
+        cells += [c for c in SEM_CELLS if c[0].startswith("pgsem as a role")]
 
     results = {i: [] for i in range(len(cells))}
     started = time.time()
