@@ -1,0 +1,74 @@
+-- pgTAP: declared semaphores, as separate roles -- a granted role claims (also through a group
+-- role), another gets 42501, a revoke takes effect for the next claim, pgsem.require_declared,
+-- the n and lease caps, a raise and a lowering of n (nothing evicted). One transaction, rolled
+-- back: roles, declarations and claims vanish with it. (Waiters granted in order by a live raise:
+-- isolation spec sem_declared_capacity.)
+\set ON_ERROR_STOP 1
+BEGIN;
+SELECT plan(27);
+
+CREATE ROLE pgtap_d_app;
+CREATE ROLE pgtap_d_group;
+CREATE ROLE pgtap_d_member IN ROLE pgtap_d_group;
+CREATE ROLE pgtap_d_other;
+
+SELECT lives_ok($$SELECT sem_declare('pgtap-d', 2, max_lease => '1 minute')$$,
+                'a superuser declares pgtap-d with n = 2 and a 1-minute maximum lease');
+SELECT lives_ok($$SELECT sem_grant('pgtap-d', 'pgtap_d_app')$$, 'and grants it to pgtap_d_app');
+SELECT lives_ok($$SELECT sem_grant('pgtap-d', 'pgtap_d_group')$$, 'and to the group pgtap_d_group');
+
+-- 1. Who may claim.
+SET ROLE pgtap_d_app;
+SELECT isnt(sem_claim('pgtap-d', timeout => '30 seconds'), NULL, 'the granted role claims with n left out');
+SELECT throws_ok($$SELECT sem_claim('pgtap-d', 3)$$, '22023', NULL, 'an n above the declared n: 22023');
+SELECT throws_ok($$SELECT sem_claim('pgtap-d', timeout => '2 minutes')$$, '22023', NULL,
+                 'a lease above the declared maximum: 22023');
+SET ROLE pgtap_d_member;
+SELECT isnt(sem_claim_session('pgtap-d'), NULL, 'a member of the granted group claims');
+SELECT is(sem_claim('pgtap-d', timeout => '1 minute'), NULL, 'the declared n = 2 is full: NULL');
+SET ROLE pgtap_d_other;
+SELECT throws_ok($$SELECT sem_claim('pgtap-d', 1)$$, '42501', NULL,
+                 'a role without the grant: 42501');
+SELECT throws_ok($$SELECT sem_claim_xact('pgtap-d')$$, '42501', NULL,
+                 'for a transaction claim too');
+SELECT throws_ok($$SELECT sem_claim_all(ARRAY['pgtap-d', 'pgtap-free'], ARRAY[NULL, 1])$$, '42501',
+                 NULL, 'and for a set that names it');
+SELECT throws_ok($$SELECT sem_grant('pgtap-d', 'pgtap_d_other')$$, '42501', NULL,
+                 'nor may it grant itself the right');
+SELECT throws_ok($$SELECT sem_declare('pgtap-other', 1)$$, '42501', NULL,
+                 'nor declare a name (not the database owner)');
+RESET ROLE;
+
+-- 2. Revoke: the next claim is refused; the live claim stays.
+SELECT lives_ok($$SELECT sem_revoke('pgtap-d', 'pgtap_d_group')$$, 'the group''s right is revoked');
+SET ROLE pgtap_d_member;
+SELECT throws_ok($$SELECT sem_claim('pgtap-d', timeout => '1 minute')$$, '42501', NULL,
+                 'the member''s next claim is refused');
+SELECT ok(sem_release_session('pgtap-d', (SELECT slot FROM sem_holders
+                                           WHERE name = 'pgtap-d' AND kind = 'session')),
+          'its live session claim stays, and it releases it');
+RESET ROLE;
+
+-- 3. pgsem.require_declared.
+SET LOCAL pgsem.require_declared = on;
+SELECT throws_ok($$SELECT sem_claim('pgtap-free', 1)$$, '42501', NULL,
+                 'require_declared: an undeclared name is refused');
+SELECT isnt(sem_claim('pgtap-d', timeout => '1 minute'), NULL, 'a declared one is not');
+SET LOCAL pgsem.require_declared = off;
+SELECT isnt(sem_claim('pgtap-free', 1), NULL, 'off: the undeclared name is claimed with its n');
+SELECT throws_ok($$SELECT sem_claim('pgtap-free')$$, '22004', NULL,
+                 'but not without one: 22004');
+
+-- 4. Lowering evicts nobody; raising lets new claims in at once.
+SELECT is((SELECT count(*) FROM sem_holders WHERE name = 'pgtap-d'), 2::bigint,
+          'pgtap-d is full: 2 holders');
+SELECT lives_ok($$SELECT sem_declare('pgtap-d', 1, max_lease => '1 minute')$$, 'n lowered to 1');
+SELECT is((SELECT count(*) FROM sem_holders WHERE name = 'pgtap-d'), 2::bigint,
+          'both holders keep their slots');
+SELECT is(sem_claim_xact('pgtap-d'), NULL, 'a new claim finds no slot below the new n');
+SELECT lives_ok($$SELECT sem_declare('pgtap-d', 4, max_lease => '1 minute')$$, 'n raised to 4');
+SELECT isnt(sem_claim_xact('pgtap-d'), NULL, 'a new claim gets one of the new slots at once');
+SELECT is((SELECT n FROM sem_declarations WHERE name = 'pgtap-d'), 4, 'sem_declarations says 4');
+
+SELECT * FROM finish();
+ROLLBACK;
