@@ -43,7 +43,8 @@ ArrayType *array_argument(FunctionCallInfo fcinfo, int arg, const char *function
 
 // Member i's n as the caller gave it; 0 for the declared n (no ns, or NULL in it).
 int32 asked_n(const Elements &ns, int i) {
-    return i < ns.count && !ns.nulls[i] ? DatumGetInt32(ns.values[i]) : 0;
+    const bool given = ns.nulls != nullptr && i < ns.count && !ns.nulls[i];
+    return given ? DatumGetInt32(ns.values[i]) : 0;
 }
 
 // The set's members, checked, in canonical order; `order[i]` is member i's position in names.
@@ -80,7 +81,8 @@ ParsedSet parse_set(FunctionCallInfo fcinfo, const char *function, pgsem::ClaimK
         texts[i] = DatumGetTextPP(names.values[i]);
         pgsem::require_valid_name(function, false, texts[i]);
         const int32 n = asked_n(ns, i);
-        if (i < ns.count && !ns.nulls[i]) pgsem::require_valid_n(function, false, n);  // 0 too
+        if (ns.nulls != nullptr && i < ns.count && !ns.nulls[i])
+            pgsem::require_valid_n(function, false, n);  // an explicit 0 too
         const int32 k = has_permits ? DatumGetInt32(permits.values[i]) : 1;
         pgsem::require_valid_permits(function, false, k, n != 0 ? n : pgsem::core::kMaxN);
     }
