@@ -174,13 +174,14 @@ SELECT results_eq(
     $$SELECT fn::regprocedure::text, p.pronargdefaults::int
         FROM api_proc a JOIN pg_proc p ON p.oid = a.fn ORDER BY 1$$,
     $$SELECT fn::regprocedure::text,
-             CASE WHEN name IN ('sem_claim', 'sem_claim_all') THEN 4
+             CASE WHEN name IN ('sem_claim', 'sem_claim_all') THEN 5
                   WHEN name IN ('sem_claim_xact', 'sem_claim_session', 'sem_claim_xact_all',
-                                'sem_claim_session_all') THEN 2
+                                'sem_claim_session_all') THEN 3
+                  WHEN name = 'sem_declare' THEN 2
                   WHEN name IN ('sem_renew', 'sem_prune_history') THEN 1
                   ELSE 0 END
         FROM api_proc ORDER BY 1$$,
-    'the default arguments: sem_claim and sem_claim_all four, the scoped claims two, sem_renew and sem_prune_history one');
+    'the default arguments: sem_claim and sem_claim_all five, the scoped claims three, sem_declare two, sem_renew and sem_prune_history one');
 SELECT is(pg_get_function_identity_arguments('public.sem_claim(text,integer,interval,interval,integer,text)'::regprocedure),
           'name text, n integer, timeout interval, wait interval, permits integer, request_key text',
           'sem_claim''s arguments are named name, n, timeout, wait, permits, request_key');
@@ -201,7 +202,8 @@ SELECT results_eq(
         JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'pgsem'
        WHERE p.pronamespace = 'pgsem'::regnamespace
        ORDER BY 1$$,
-    $$VALUES ('pgsem.line_waiters()', 'v', 'r', true), ('pgsem.lock_claims()', 'v', 'r', true),
+    $$VALUES ('pgsem.declarations_changed()', 'v', 'u', true),
+             ('pgsem.line_waiters()', 'v', 'r', true), ('pgsem.lock_claims()', 'v', 'r', true),
              ('pgsem.skip_replicated_change()', 'v', 'u', true),
              ('pgsem.unended_claims()', 'v', 'r', true)$$,
     'the internal functions, in schema pgsem');
