@@ -35,7 +35,8 @@ $node->safe_psql('appdb', q{SELECT sem_declare('tenant:*', 2); SELECT sem_grant_
 	extra_params => [ '-U', 'app_owner' ]);
 my $declarations = app(q{SELECT name, n, max_lease, max_wait, owner, may_claim
                            FROM sem_declarations ORDER BY name});
-is($declarations, "declared|3|00:10:00|00:00:01|postgres|{app_workers}\n"
+my $superuser = app(q{SELECT current_user::regrole});  # the OS user that ran initdb, quoted
+is($declarations, "declared|3|00:10:00|00:00:01|$superuser|{app_workers}\n"
 	. "tenant:*|2|||app_owner|{PUBLIC}",
 	'a superuser and the database owner declared a semaphore each');
 
