@@ -82,7 +82,9 @@ void require_valid_n(const char *function, bool is_null, int32 n) {
 }
 
 void require_valid_permits(const char *function, bool is_null, int32 permits, int32 n) {
-    switch (PGSEM_NOTHROW(core::check_permits(is_null, permits, n))) {
+    // n 0: left to the declaration, which checks permits against it once it is known.
+    const int32 bound = n != 0 ? n : static_cast<int32>(core::kMaxN);
+    switch (PGSEM_NOTHROW(core::check_permits(is_null, permits, bound))) {
         case core::Problem::kNone:
             return;
         case core::Problem::kNull:

@@ -14,7 +14,8 @@ void require_valid_name(const char *function, bool is_null, const text *name);
 // A request key: NULL (no key) or 1 to core::kMaxRequestKeyBytes bytes.
 void require_valid_request_key(const char *function, bool is_null, const text *key);
 void require_valid_n(const char *function, bool is_null, int32 n);
-// For a valid n.
+// For a valid n, or 0 when the caller left n to the declaration (claim/declared_limits.hpp checks
+// permits against the declared n then).
 void require_valid_permits(const char *function, bool is_null, int32 permits, int32 n);
 // Returns the lease in microseconds; `argument` names it in messages.
 int64 require_valid_lease(const char *function, bool is_null, const Interval *lease,

@@ -22,8 +22,8 @@ namespace {
 
 // ---- 1. admit ----------------------------------------------------------------------------------
 
-// Then the declaration of each semaphore claimed (declared_limits.hpp) sets its n, may refuse the
-// role, and caps the wait.
+// claim() and claim_all() then apply each semaphore's declaration (declared_limits.hpp): it sets
+// the n, may refuse the role, and caps the wait.
 void admit(const char *function, const SlotRequest &request) {
     // Transaction and session claims write nothing: read-only transactions may take them.
     require_primary(function, request.kind == ClaimKind::kLease);

@@ -23,8 +23,15 @@ char *interval_text(int64 micros) {
     return DatumGetCString(DirectFunctionCall1(interval_out, IntervalPGetDatum(&i)));
 }
 
-char *name_text(const text *name) {
-    return text_to_cstring(name);
+// A lease (asked for by a claim or a renewal) within the declaration's maximum, else 22023.
+void require_lease_within(const char *function, const Declaration &d, const text *name, int64 lease,
+                          const char *advice) {
+    if (d.max_lease == 0 || lease <= d.max_lease) return;
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("%s: a lease of %s is above the declared maximum of semaphore \"%s\"",
+                           function, interval_text(lease), text_to_cstring(name)),
+                    errdetail("Declaration \"%s\" allows leases of at most %s%s", d.pattern,
+                              interval_text(d.max_lease), advice)));
 }
 
 }  // namespace
@@ -35,7 +42,7 @@ void apply_declaration(const char *function, SlotRequest *request, int64 *wait) 
         if (require_declared)
             ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
                             errmsg("%s: semaphore \"%s\" is not declared", function,
-                                   name_text(request->name)),
+                                   text_to_cstring(request->name)),
                             errdetail("pgsem.require_declared is on: only declared semaphores "
                                       "may be claimed."),
                             errhint("An owner of the database declares it: sem_declare(name, "
@@ -43,7 +50,7 @@ void apply_declaration(const char *function, SlotRequest *request, int64 *wait) 
         if (request->asked_n == 0)
             ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
                             errmsg("%s: n must not be null: semaphore \"%s\" is not declared",
-                                   function, name_text(request->name))));
+                                   function, text_to_cstring(request->name))));
         request->n = request->asked_n;
         require_valid_permits(function, false, request->permits, request->n);
         return;
@@ -51,26 +58,21 @@ void apply_declaration(const char *function, SlotRequest *request, int64 *wait) 
     if (!may_claim(*d))
         ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
                         errmsg("%s: permission denied to claim semaphore \"%s\"", function,
-                               name_text(request->name)),
+                               text_to_cstring(request->name)),
                         errdetail("Role \"%s\" lacks the right to claim of declaration \"%s\".",
                                   GetUserNameFromId(GetUserId(), false), d->pattern),
                         errhint("Its owner gives it with sem_grant('%s', role).", d->pattern)));
     if (request->asked_n > d->n)
         ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                         errmsg("%s: n %d is above the declared n of semaphore \"%s\"", function,
-                               request->asked_n, name_text(request->name)),
+                               request->asked_n, text_to_cstring(request->name)),
                         errdetail("Declaration \"%s\" says n = %d. Leave n out to claim below it, "
                                   "or pass a smaller n to claim below that.",
                                   d->pattern, d->n)));
     request->n = request->asked_n != 0 ? request->asked_n : d->n;
-    if (request->kind == ClaimKind::kLease && d->max_lease > 0 && request->lease > d->max_lease)
-        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                        errmsg("%s: a lease of %s is above the declared maximum of semaphore "
-                               "\"%s\"",
-                               function, interval_text(request->lease), name_text(request->name)),
-                        errdetail("Declaration \"%s\" allows leases of at most %s; a longer job "
-                                  "renews its lease (sem_renew).",
-                                  d->pattern, interval_text(d->max_lease))));
+    if (request->kind == ClaimKind::kLease)
+        require_lease_within(function, *d, request->name, request->lease,
+                             "; a longer job renews its lease (sem_renew).");
     if (d->max_wait >= 0 && *wait > d->max_wait) *wait = d->max_wait;
     require_valid_permits(function, false, request->permits, request->n);
 }
@@ -86,12 +88,7 @@ void refresh_declared_n(SlotRequest *request) {
 
 void require_lease_within_declared(const char *function, const text *name, int64 lease) {
     const Declaration *d = find_declaration(name);
-    if (d == nullptr || d->max_lease == 0 || lease <= d->max_lease) return;
-    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                    errmsg("%s: a lease of %s is above the declared maximum of semaphore \"%s\"",
-                           function, interval_text(lease), name_text(name)),
-                    errdetail("Declaration \"%s\" allows leases of at most %s.", d->pattern,
-                              interval_text(d->max_lease))));
+    if (d != nullptr) require_lease_within(function, *d, name, lease, ".");
 }
 
 }  // namespace pgsem

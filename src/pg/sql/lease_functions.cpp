@@ -28,8 +28,7 @@ Datum sem_claim(FunctionCallInfo fcinfo, bool has_wait) {
     // The 1.1 signature ends with wait; 1.2's passes permits after it (the same entry point).
     const bool has_permits = PG_NARGS() > 4;
     const int32 permits = has_permits && !PG_ARGISNULL(4) ? PG_GETARG_INT32(4) : 1;
-    pgsem::require_valid_permits(kFunction, has_permits && PG_ARGISNULL(4), permits,
-                                 n != 0 ? n : pgsem::core::kMaxN);
+    pgsem::require_valid_permits(kFunction, has_permits && PG_ARGISNULL(4), permits, n);
     const bool has_key = PG_NARGS() > 5 && !PG_ARGISNULL(5);
     const text *key = has_key ? PG_GETARG_TEXT_PP(5) : nullptr;
     pgsem::require_valid_request_key(kFunction, !has_key, key);

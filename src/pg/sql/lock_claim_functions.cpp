@@ -21,8 +21,7 @@ Datum claim(FunctionCallInfo fcinfo, pgsem::ClaimKind kind, const char *function
         function, PG_ARGISNULL(2), PG_ARGISNULL(2) ? nullptr : PG_GETARG_INTERVAL_P(2));
     const bool has_permits = PG_NARGS() > 3;
     const int32 permits = has_permits && !PG_ARGISNULL(3) ? PG_GETARG_INT32(3) : 1;
-    pgsem::require_valid_permits(function, has_permits && PG_ARGISNULL(3), permits,
-                                 n != 0 ? n : pgsem::core::kMaxN);
+    pgsem::require_valid_permits(function, has_permits && PG_ARGISNULL(3), permits, n);
     const pgsem::SlotGrant grant =
         pgsem::claim(function, pgsem::SlotRequest{name, n, n, kind, 0, permits, nullptr}, wait);
     if (!grant.granted) PG_RETURN_NULL();

@@ -41,10 +41,14 @@ ArrayType *array_argument(FunctionCallInfo fcinfo, int arg, const char *function
     return array;
 }
 
-// Member i's n as the caller gave it; 0 for the declared n (no ns, or NULL in it).
+// Whether the caller gave member i an n (no ns, or NULL in it: the declared n).
+bool n_given(const Elements &ns, int i) {
+    return ns.nulls != nullptr && i < ns.count && !ns.nulls[i];
+}
+
+// Member i's n as the caller gave it; 0 for the declared n.
 int32 asked_n(const Elements &ns, int i) {
-    const bool given = ns.nulls != nullptr && i < ns.count && !ns.nulls[i];
-    return given ? DatumGetInt32(ns.values[i]) : 0;
+    return n_given(ns, i) ? DatumGetInt32(ns.values[i]) : 0;
 }
 
 // The set's members, checked, in canonical order; `order[i]` is member i's position in names.
@@ -81,10 +85,9 @@ ParsedSet parse_set(FunctionCallInfo fcinfo, const char *function, pgsem::ClaimK
         texts[i] = DatumGetTextPP(names.values[i]);
         pgsem::require_valid_name(function, false, texts[i]);
         const int32 n = asked_n(ns, i);
-        if (ns.nulls != nullptr && i < ns.count && !ns.nulls[i])
-            pgsem::require_valid_n(function, false, n);  // an explicit 0 too
+        if (n_given(ns, i)) pgsem::require_valid_n(function, false, n);  // an explicit 0 too
         const int32 k = has_permits ? DatumGetInt32(permits.values[i]) : 1;
-        pgsem::require_valid_permits(function, false, k, n != 0 ? n : pgsem::core::kMaxN);
+        pgsem::require_valid_permits(function, false, k, n);
     }
     set.order = static_cast<int *>(palloc(sizeof(int) * set.count));
     pgsem::order_set_names(function, texts, set.count, set.order);

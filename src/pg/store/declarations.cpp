@@ -59,9 +59,13 @@ Columns columns(TupleDesc desc) {
                    column(desc, "grantees")};
 }
 
-void read_declaration(HeapTuple tuple, TupleDesc desc, const Columns &cols, Declaration *d) {
+// What the declaration keeps goes into `keep`; what reading it takes (a detoasted array, its
+// elements) stays in the current context, which the caller empties.
+void read_declaration(HeapTuple tuple, TupleDesc desc, const Columns &cols, MemoryContext keep,
+                      Declaration *d) {
     bool isnull = false;
-    d->pattern = TextDatumGetCString(heap_getattr(tuple, cols.pattern, desc, &isnull));
+    d->pattern = MemoryContextStrdup(
+        keep, TextDatumGetCString(heap_getattr(tuple, cols.pattern, desc, &isnull)));
     d->n = DatumGetInt32(heap_getattr(tuple, cols.n, desc, &isnull));
     Datum v = heap_getattr(tuple, cols.max_lease, desc, &isnull);
     d->max_lease = isnull ? 0 : interval_micros(DatumGetIntervalP(v));
@@ -78,7 +82,7 @@ void read_declaration(HeapTuple tuple, TupleDesc desc, const Columns &cols, Decl
         int count = 0;
         deconstruct_array(DatumGetArrayTypeP(v), REGROLEOID, sizeof(Oid), true, TYPALIGN_INT,
                           &values, &nulls, &count);
-        Oid *grantees = static_cast<Oid *>(palloc(sizeof(Oid) * Max(count, 1)));
+        Oid *grantees = static_cast<Oid *>(MemoryContextAlloc(keep, sizeof(Oid) * Max(count, 1)));
         int kept = 0;
         for (int i = 0; i < count; ++i)
             if (!nulls[i]) grantees[kept++] = DatumGetObjectId(values[i]);
@@ -88,7 +92,8 @@ void read_declaration(HeapTuple tuple, TupleDesc desc, const Columns &cols, Decl
 }
 
 // Loads the copy: every row, as the latest snapshot sees it (not the claim's own, which may be
-// older than a change committed since), under AccessShareLock for the read alone.
+// older than a change committed since), under AccessShareLock for the read alone. The copy keeps
+// the declarations and their index; the scan's own memory goes in a context deleted after it.
 void load_copy(Oid relid) {
     if (copy.context == nullptr)
         copy.context =
@@ -97,14 +102,19 @@ void load_copy(Oid relid) {
     copy.valid = false;
     copy.relid = relid;
     copy.count = copy.exact_count = copy.prefix_count = 0;
-    const MemoryContext caller = MemoryContextSwitchTo(copy.context);
+    const MemoryContext scratch = AllocSetContextCreate(
+        CurrentMemoryContext, "pgsem declarations scan", ALLOCSET_DEFAULT_SIZES);
+    const MemoryContext row_context =
+        AllocSetContextCreate(scratch, "pgsem declaration row", ALLOCSET_SMALL_SIZES);
+    const MemoryContext caller = MemoryContextSwitchTo(scratch);
     Relation rel = table_open(relid, AccessShareLock);
     const TupleDesc desc = RelationGetDescr(rel);
     const Columns cols = columns(desc);
     Snapshot snapshot = RegisterSnapshot(GetLatestSnapshot());
     TableScanDesc scan = table_beginscan(rel, snapshot, 0, nullptr);
     int room = 8;
-    copy.declarations = static_cast<Declaration *>(palloc(sizeof(Declaration) * room));
+    copy.declarations =
+        static_cast<Declaration *>(MemoryContextAlloc(copy.context, sizeof(Declaration) * room));
     HeapTuple tuple;
     while ((tuple = heap_getnext(scan, ForwardScanDirection)) != nullptr) {
         if (copy.count == room) {
@@ -112,11 +122,15 @@ void load_copy(Oid relid) {
             copy.declarations =
                 static_cast<Declaration *>(repalloc(copy.declarations, sizeof(Declaration) * room));
         }
-        read_declaration(tuple, desc, cols, &copy.declarations[copy.count++]);
+        MemoryContextSwitchTo(row_context);
+        read_declaration(tuple, desc, cols, copy.context, &copy.declarations[copy.count++]);
+        MemoryContextSwitchTo(scratch);
+        MemoryContextReset(row_context);
     }
     table_endscan(scan);
     UnregisterSnapshot(snapshot);
     table_close(rel, AccessShareLock);
+    MemoryContextSwitchTo(copy.context);
     copy.exact =
         static_cast<core::PatternEntry *>(palloc(sizeof(core::PatternEntry) * (copy.count + 1)));
     copy.prefixes =
@@ -132,6 +146,7 @@ void load_copy(Oid relid) {
     PGSEM_NOTHROW(core::sort_patterns(copy.exact, static_cast<std::size_t>(copy.exact_count)));
     PGSEM_NOTHROW(core::sort_patterns(copy.prefixes, static_cast<std::size_t>(copy.prefix_count)));
     MemoryContextSwitchTo(caller);
+    MemoryContextDelete(scratch);
     copy.valid = true;
 }
 
@@ -226,9 +241,7 @@ bool declarations_lock(const text *pattern, Declaration *found) {
             1, types, values, nullptr, SPI_OK_SELECT);
     if (rows > 0) {
         const TupleDesc desc = SPI_tuptable->tupdesc;
-        const MemoryContext spi = MemoryContextSwitchTo(caller);
-        read_declaration(SPI_tuptable->vals[0], desc, columns(desc), found);
-        MemoryContextSwitchTo(spi);
+        read_declaration(SPI_tuptable->vals[0], desc, columns(desc), caller, found);
     }
     back_to_caller(as);
     return rows > 0;
