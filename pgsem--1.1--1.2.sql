@@ -336,11 +336,15 @@ CREATE TABLE pgsem.declarations (
                AND pg_catalog.octet_length(pattern) OPERATOR(pg_catalog.<=) 256),
     n integer NOT NULL
         CHECK (n OPERATOR(pg_catalog.>=) 1 AND n OPERATOR(pg_catalog.<=) 1000000),
-    max_lease interval,
-    max_wait interval,
-    owner regrole NOT NULL,
+    -- Above n after a lowering (or a declaration made over live claims): holders may remain on
+    -- slots up to here, and count against n until they are gone. Set by sem_declare.
+    peak_n integer CHECK (peak_n OPERATOR(pg_catalog.>) n),
+    max_lease interval CHECK (max_lease OPERATOR(pg_catalog.>) '0'::pg_catalog.interval),
+    max_wait interval CHECK (max_wait OPERATOR(pg_catalog.>=) '0'::pg_catalog.interval),
+    owner regrole NOT NULL CHECK (owner::pg_catalog.oid OPERATOR(pg_catalog.<>) 0::pg_catalog.oid),
     public_claims boolean NOT NULL DEFAULT false,
-    grantees regrole[] NOT NULL DEFAULT '{}',
+    grantees regrole[] NOT NULL DEFAULT '{}'
+        CHECK (pg_catalog.array_position(grantees, NULL) IS NULL),
     declared_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
     changed_at timestamptz NOT NULL DEFAULT pg_catalog.now()
 );
@@ -399,11 +403,11 @@ COMMENT ON FUNCTION @extschema@.sem_revoke_public(text) IS
 CREATE VIEW @extschema@.sem_declarations AS
     SELECT d.pattern AS name,
            pg_catalog.right(d.pattern, 1) OPERATOR(pg_catalog.=) '*' AS is_prefix,
-           d.n, d.max_lease, d.max_wait, d.owner,
+           d.n, d.peak_n, d.max_lease, d.max_wait, d.owner,
            (CASE WHEN d.public_claims THEN ARRAY['PUBLIC']::text[] ELSE '{}'::text[] END)
                OPERATOR(pg_catalog.||) d.grantees::text[] AS may_claim,
            d.declared_at, d.changed_at
       FROM pgsem.declarations d;
 COMMENT ON VIEW @extschema@.sem_declarations IS
-    'declared semaphores and prefixes (*): n, longest lease and wait, owner, roles that may claim besides the owner';
+    'declared semaphores and prefixes (*): n, peak_n (after a lowering: holders above n count against n up to here), longest lease and wait, owner, roles that may claim besides the owner';
 GRANT SELECT ON @extschema@.sem_declarations TO PUBLIC;

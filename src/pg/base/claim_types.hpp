@@ -28,6 +28,12 @@ struct SlotRequest {
     // kLease: the caller's request key, or nullptr. A claim made with a key that has a live claim
     // of the same role on the name answers with that claim (claim/request_keys.hpp).
     const text *request_key;
+    // Set with n by the declaration (claim/declared_limits.hpp). A declaration lowered while
+    // its holders hold slots above the new n (or made over live claims): holders on slots in
+    // [declared_n, peak_n) count against n, so that no claim succeeds until fewer than n hold
+    // the semaphore. Both 0: none, the usual case.
+    int32 declared_n;
+    int32 peak_n;
 };
 
 struct SlotGrant {

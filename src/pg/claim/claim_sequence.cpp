@@ -109,18 +109,37 @@ void give_back(const SlotRequest &request, const PickedSlots &picks) {
         abandon_lock_claim(request.kind, request.name, picks.slots[i]);
 }
 
+// Below a lowered n, a claim picks one free slot more for each holder above n, and takes only
+// its permits: the spares are given back here, and their mutexes let go. Holding them free under
+// their mutexes while it takes its own is what makes the count exact: two claimers cannot both
+// count the same free slot as room.
+void give_back_spares(const SlotRequest &request, PickedSlots *picks) {
+    const PickedSlots spares{picks->slots + request.permits, picks->count - request.permits};
+    give_back(request, spares);
+    for (int32 i = 0; i < spares.count; ++i) unlock_slot_mutex(request.name, spares.slots[i]);
+    picks->count = request.permits;
+}
+
+// How many slots a look must find free: the claim's permits, and one for every holder above a
+// lowered n (slot_search.hpp: holders_above_n).
+int32 slots_wanted(ClaimsTable *table, const SlotRequest &request, SlotGrant *grant) {
+    if (request.peak_n <= request.declared_n) return request.permits;
+    return request.permits + holders_above_n(table, request, grant);
+}
+
 // ---- 2. look ----------------------------------------------------------------------------------
 
-// Picks request.permits free slots, each under its mutex, into *picks; false when too few are
-// free (what it picked stays picked, for give_back). A transaction or session claimer skips a
+// Picks `wanted` free slots (slots_wanted), each under its mutex, into *picks; false when too few
+// are free (what it picked stays picked, for give_back). A transaction or session claimer skips a
 // slot whose mutex another claimer holds (slot_search.hpp, 2.); a lease claimer waits for it
 // (`may_wait`), but never while it holds a mutex already.
-bool pick_slots(ClaimsTable *table, const SlotRequest &request, bool may_wait, PickedSlots *picks,
-                SlotGrant *grant) {
+bool pick_slots(ClaimsTable *table, const SlotRequest &request, int32 wanted, bool may_wait,
+                PickedSlots *picks, SlotGrant *grant) {
+    if (wanted > request.n) return false;
     SlotCandidates candidates;
     candidates_begin(&candidates, table, request, grant);
     int32 slot = -1;
-    while (picks->count < request.permits && candidates_next(&candidates, &slot)) {
+    while (picks->count < wanted && candidates_next(&candidates, &slot)) {
         if (picks->count > 0 && picked(*picks, slot)) continue;
         if (!lock_slot_mutex(request.name, slot, may_wait && picks->count == 0)) continue;
         if (keep_slot(table, request, slot, grant))
@@ -128,7 +147,7 @@ bool pick_slots(ClaimsTable *table, const SlotRequest &request, bool may_wait, P
         else
             unlock_slot_mutex(request.name, slot);
     }
-    return picks->count == request.permits;
+    return picks->count == wanted;
 }
 
 void unlock_picked(const SlotRequest &request, const PickedSlots &picks) {
@@ -146,16 +165,18 @@ SlotGrant look_for_slot(const SlotRequest &request, bool first_waiter) {
     ClaimsTable table;
     claims_open(&table, request.kind == ClaimKind::kLease ? RowExclusiveLock : AccessShareLock);
     SlotGrant grant{false, -1, 0, 0, 0};
+    const int32 wanted = slots_wanted(&table, request, &grant);
     int32 one_slot = 0;
     PickedSlots picks{&one_slot, 0};
-    if (request.permits > 1)
-        picks.slots = static_cast<int32 *>(palloc(sizeof(int32) * request.permits));
-    grant.granted = pick_slots(&table, request, request.kind == ClaimKind::kLease && !first_waiter,
-                               &picks, &grant);
+    if (wanted > 1) picks.slots = static_cast<int32 *>(palloc(sizeof(int32) * wanted));
+    grant.granted = pick_slots(&table, request, wanted,
+                               request.kind == ClaimKind::kLease && !first_waiter, &picks, &grant);
     if (grant.granted) {
+        give_back_spares(request, &picks);
         take_slots(&table, request, picks, &grant, 0, 0);
     } else {
-        grant.free_seen = picks.count;
+        // What it lacks, as its deadlock check counts: slots below n, at most its permits.
+        grant.free_seen = Max(picks.count - (wanted - request.permits), 0);
         give_back(request, picks);
     }
     unlock_picked(request, picks);
@@ -179,12 +200,13 @@ int32 look_for_set(const SetRequest &set, bool first_waiter, SetGrant *out, int3
     *next_expiry = 0;
     for (int32 m = 0; m < set.count && short_member < 0; ++m) {
         const SlotRequest &member = set.members[m];
-        picks[m] = PickedSlots{static_cast<int32 *>(palloc(sizeof(int32) * member.permits)), 0};
+        const int32 wanted = slots_wanted(&table, member, &grants[m]);
+        picks[m] = PickedSlots{static_cast<int32 *>(palloc(sizeof(int32) * wanted)), 0};
         const bool may_wait = kind == ClaimKind::kLease && !first_waiter && m == 0;
         ++picked_members;
-        if (!pick_slots(&table, member, may_wait, &picks[m], &grants[m])) {
+        if (!pick_slots(&table, member, wanted, may_wait, &picks[m], &grants[m])) {
             short_member = m;
-            *lacking = member.permits - picks[m].count;
+            *lacking = member.permits - Max(picks[m].count - (wanted - member.permits), 0);
         }
         if (grants[m].next_expiry != 0 &&
             (*next_expiry == 0 || grants[m].next_expiry < *next_expiry))
@@ -195,6 +217,7 @@ int32 look_for_set(const SetRequest &set, bool first_waiter, SetGrant *out, int3
         const int64 id = kind == ClaimKind::kLease ? claims_next_id(&table) : 0;
         const TimestampTz claimed_at = GetCurrentTimestamp();
         for (int32 m = 0; m < set.count; ++m) {
+            give_back_spares(set.members[m], &picks[m]);
             take_slots(&table, set.members[m], picks[m], &grants[m], id, claimed_at);
             out->slots[m] = grants[m].slot;
         }
@@ -209,15 +232,16 @@ int32 look_for_set(const SetRequest &set, bool first_waiter, SetGrant *out, int3
 
 // ---- 3. wait in line ---------------------------------------------------------------------------
 
-// Each look claims below the n the semaphore's declaration says then (a raise is the first
-// waiter's at once: a declaration's change wakes it).
-SlotGrant wait_for_slot(SlotRequest *request, TimestampTz start, TimestampTz deadline) {
+// Each look claims under what the semaphore's declaration says then (a raise of n is the first
+// waiter's at once: a declaration's change wakes it; a revoke refuses it).
+SlotGrant wait_for_slot(const char *function, SlotRequest *request, TimestampTz start,
+                        TimestampTz deadline) {
     SlotGrant grant{false, -1, 0, 0, 0};
     LineWait line;
     if (!line_join(&line, *request, start, deadline)) return grant;
     for (;;) {
         line_begin_look(&line);
-        refresh_declared_n(request);
+        reapply_declaration(function, request, start, &line.deadline);
         grant = look_for_slot(*request, true);
         line_end_look(&line);
         if (grant.granted ||
@@ -233,8 +257,8 @@ SlotGrant wait_for_slot(SlotRequest *request, TimestampTz start, TimestampTz dea
 // for), and looks for the whole set each time it is woken: by a release on any member, or its
 // timer. Its deadlock check is the first short member's (deadlock_check.hpp): a member whose
 // slots can never free makes the set impossible.
-bool wait_for_set(SlotRequest *members, const SetRequest &set, TimestampTz start,
-                  TimestampTz deadline, SetGrant *out) {
+bool wait_for_set(const char *function, SlotRequest *members, const SetRequest &set,
+                  TimestampTz start, TimestampTz deadline, SetGrant *out) {
     LineWait *lines = static_cast<LineWait *>(palloc(sizeof(LineWait) * set.count));
     int32 joined = 0;
     while (joined < set.count && line_join(&lines[joined], set.members[joined], start, deadline))
@@ -245,7 +269,9 @@ bool wait_for_set(SlotRequest *members, const SetRequest &set, TimestampTz start
             int32 lacking = 0;
             TimestampTz next_expiry = 0;
             line_begin_look(&lines[0]);
-            for (int32 m = 0; m < set.count; ++m) refresh_declared_n(&members[m]);
+            for (int32 m = 0; m < set.count; ++m)
+                reapply_declaration(function, &members[m], start, &deadline);
+            for (int32 m = 0; m < set.count; ++m) lines[m].deadline = deadline;
             const int32 short_member = look_for_set(set, true, out, &lacking, &next_expiry);
             line_end_look(&lines[0]);
             granted = short_member < 0;
@@ -281,6 +307,10 @@ SlotGrant claim(const char *function, const SlotRequest &asked, int64 wait) {
     const TimestampTz start = GetCurrentTimestamp();
     admit(function, asked);
     SlotRequest request = asked;
+    SlotGrant grant{false, -1, 0, 0, 0};
+    // A retry of a claim made with the same key answers with that claim (request_keys.hpp),
+    // whatever the declaration says since: the claim is the caller's already.
+    if (request.request_key != nullptr && recall_keyed_claim(request, &grant)) return grant;
     apply_declaration(function, &request, &wait);
     // Shared memory this claim may need later, attached now, where a failure costs nothing but a
     // name in the views or a second look: the registry (for the views of transaction and session
@@ -289,9 +319,6 @@ SlotGrant claim(const char *function, const SlotRequest &asked, int64 wait) {
     // session is no place to attach).
     if (request.kind != ClaimKind::kLease || wait > 0) (void)registry_attach();
     (void)release_epochs_attach();
-    SlotGrant grant{false, -1, 0, 0, 0};
-    // A retry of a claim made with the same key answers with that claim (request_keys.hpp).
-    if (request.request_key != nullptr && recall_keyed_claim(request, &grant)) return grant;
     if (hold_line_if_empty(request.name)) {
         const EpochMark mark = release_epochs_mark(request.name);
         grant = look_for_slot(request, false);
@@ -310,7 +337,7 @@ SlotGrant claim(const char *function, const SlotRequest &asked, int64 wait) {
     } else if (wait == 0) {
         return grant;  // others wait: no passing them
     }
-    if (!grant.granted && wait > 0) grant = wait_for_slot(&request, start, start + wait);
+    if (!grant.granted && wait > 0) grant = wait_for_slot(function, &request, start, start + wait);
     if (grant.granted) after_grant(request);
     if (request.kind == ClaimKind::kLease) prune_history_sometimes();
     return grant;
@@ -319,6 +346,9 @@ SlotGrant claim(const char *function, const SlotRequest &asked, int64 wait) {
 void claim_all(const char *function, const SetRequest &asked, int64 wait, SetGrant *grant) {
     const TimestampTz start = GetCurrentTimestamp();
     admit(function, asked.members[0]);
+    grant->granted = false;
+    grant->claim_id = 0;
+    if (asked.members[0].request_key != nullptr && recall_keyed_set(asked, grant)) return;
     SlotRequest *members = static_cast<SlotRequest *>(palloc(sizeof(SlotRequest) * asked.count));
     for (int32 m = 0; m < asked.count; ++m) {
         members[m] = asked.members[m];
@@ -328,9 +358,6 @@ void claim_all(const char *function, const SetRequest &asked, int64 wait, SetGra
     const SlotRequest &first = set.members[0];
     if (first.kind != ClaimKind::kLease || wait > 0) (void)registry_attach();
     (void)release_epochs_attach();
-    grant->granted = false;
-    grant->claim_id = 0;
-    if (first.request_key != nullptr && recall_keyed_set(set, grant)) return;
     // The lines in the set's order, each held in share mode if nobody waits in it.
     int32 held_lines = 0;
     while (held_lines < set.count && hold_line_if_empty(set.members[held_lines].name)) ++held_lines;
@@ -350,7 +377,7 @@ void claim_all(const char *function, const SetRequest &asked, int64 wait, SetGra
     }
     for (int32 m = held_lines - 1; m >= 0; --m) let_go_of_line(set.members[m].name);
     if (!grant->granted && wait > 0)
-        grant->granted = wait_for_set(members, set, start, start + wait, grant);
+        grant->granted = wait_for_set(function, members, set, start, start + wait, grant);
     if (grant->granted)
         for (int32 m = 0; m < set.count; ++m) after_grant(set.members[m]);
     if (first.kind == ClaimKind::kLease) prune_history_sometimes();

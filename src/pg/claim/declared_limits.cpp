@@ -36,17 +36,44 @@ void require_lease_within(const char *function, const Declaration &d, const text
 
 }  // namespace
 
+namespace {
+
+// Undeclared (or undeclared since): 42501 under pgsem.require_declared.
+void require_undeclared_allowed(const char *function, const SlotRequest &request) {
+    if (!require_declared) return;
+    ereport(
+        ERROR,
+        (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+         errmsg("%s: semaphore \"%s\" is not declared", function, text_to_cstring(request.name)),
+         errdetail("pgsem.require_declared is on: only declared semaphores may be claimed."),
+         errhint("An owner of the database declares it: sem_declare(name, n).")));
+}
+
+// What a declaration says of a claim, at its first look and at every look while it waits: the
+// right to claim, the lease, the permits within n; and the holders above a lowered n.
+void apply(const char *function, const Declaration &d, SlotRequest *request) {
+    if (!may_claim(d))
+        ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+                        errmsg("%s: permission denied to claim semaphore \"%s\"", function,
+                               text_to_cstring(request->name)),
+                        errdetail("Role \"%s\" lacks the right to claim of declaration \"%s\".",
+                                  GetUserNameFromId(GetUserId(), false), d.pattern),
+                        errhint("Its owner gives it with sem_grant('%s', role).", d.pattern)));
+    request->n = request->asked_n != 0 ? Min(request->asked_n, d.n) : d.n;
+    request->declared_n = d.n;
+    request->peak_n = d.peak_n > d.n ? d.peak_n : 0;
+    if (request->kind == ClaimKind::kLease)
+        require_lease_within(function, d, request->name, request->lease,
+                             "; a longer job renews its lease (sem_renew).");
+    require_valid_permits(function, false, request->permits, request->n);
+}
+
+}  // namespace
+
 void apply_declaration(const char *function, SlotRequest *request, int64 *wait) {
     const Declaration *d = find_declaration(request->name);
     if (d == nullptr) {
-        if (require_declared)
-            ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-                            errmsg("%s: semaphore \"%s\" is not declared", function,
-                                   text_to_cstring(request->name)),
-                            errdetail("pgsem.require_declared is on: only declared semaphores "
-                                      "may be claimed."),
-                            errhint("An owner of the database declares it: sem_declare(name, "
-                                    "n).")));
+        require_undeclared_allowed(function, *request);
         if (request->asked_n == 0)
             ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
                             errmsg("%s: n must not be null: semaphore \"%s\" is not declared",
@@ -55,35 +82,30 @@ void apply_declaration(const char *function, SlotRequest *request, int64 *wait) 
         require_valid_permits(function, false, request->permits, request->n);
         return;
     }
-    if (!may_claim(*d))
-        ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-                        errmsg("%s: permission denied to claim semaphore \"%s\"", function,
-                               text_to_cstring(request->name)),
-                        errdetail("Role \"%s\" lacks the right to claim of declaration \"%s\".",
-                                  GetUserNameFromId(GetUserId(), false), d->pattern),
-                        errhint("Its owner gives it with sem_grant('%s', role).", d->pattern)));
-    if (request->asked_n > d->n)
+    if (request->asked_n > d->n && may_claim(*d))
         ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                         errmsg("%s: n %d is above the declared n of semaphore \"%s\"", function,
                                request->asked_n, text_to_cstring(request->name)),
                         errdetail("Declaration \"%s\" says n = %d. Leave n out to claim below it, "
                                   "or pass a smaller n to claim below that.",
                                   d->pattern, d->n)));
-    request->n = request->asked_n != 0 ? request->asked_n : d->n;
-    if (request->kind == ClaimKind::kLease)
-        require_lease_within(function, *d, request->name, request->lease,
-                             "; a longer job renews its lease (sem_renew).");
+    apply(function, *d, request);
     if (d->max_wait >= 0 && *wait > d->max_wait) *wait = d->max_wait;
-    require_valid_permits(function, false, request->permits, request->n);
 }
 
-void refresh_declared_n(SlotRequest *request) {
+void reapply_declaration(const char *function, SlotRequest *request, TimestampTz since,
+                         TimestampTz *deadline) {
     const Declaration *d = find_declaration(request->name);
-    if (d != nullptr)
-        request->n = request->asked_n != 0 ? Min(request->asked_n, d->n) : d->n;
-    else if (request->asked_n != 0)
-        request->n = request->asked_n;
-    // Undeclared meanwhile, with no n of its own: it keeps the n it had.
+    if (d == nullptr) {
+        require_undeclared_allowed(function, *request);
+        // With no n of its own, it keeps the n it had.
+        if (request->asked_n != 0) request->n = request->asked_n;
+        request->declared_n = request->peak_n = 0;
+        require_valid_permits(function, false, request->permits, request->n);
+        return;
+    }
+    apply(function, *d, request);
+    if (d->max_wait >= 0) *deadline = Min(*deadline, since + d->max_wait);
 }
 
 void require_lease_within_declared(const char *function, const text *name, int64 lease) {

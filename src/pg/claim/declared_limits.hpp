@@ -22,9 +22,12 @@ extern bool require_declared;
 // A wait is shortened: a wait that ends early answers NULL, which every caller handles.
 void apply_declaration(const char *function, SlotRequest *request, int64 *wait);
 
-// For a waiter, before each look: the n the declaration says now. Raised, the new slots are the
-// waiter's at once; lowered, it looks below the new n only. The caller's own n still caps it.
-void refresh_declared_n(SlotRequest *request);
+// For a waiter, before each look: what the declaration says now. The right to claim, the lease
+// and the permits are checked again (a revoke, a lower maximum or a lower n refuse the waiter
+// with the errors above); n is the declared one now, capped by the caller's own (a raise is the
+// waiter's at once); a lower maximum wait moves *deadline to `since` plus it.
+void reapply_declaration(const char *function, SlotRequest *request, TimestampTz since,
+                         TimestampTz *deadline);
 
 // For a renewal of a lease on `name` for `lease` microseconds: 22023 above the declared maximum.
 void require_lease_within_declared(const char *function, const text *name, int64 lease);

@@ -5,25 +5,27 @@ namespace pgsem {
 
 namespace {
 
+const char *role_name(Oid role) {
+    const char *name = GetUserNameFromId(role, true);
+    return name != nullptr ? name : "(dropped)";
+}
+
 void require_owner(const char *function, const Declaration &d) {
     if (has_privs_of_role(GetUserId(), d.owner)) return;
     ereport(ERROR,
             (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
              errmsg("%s: must be owner of semaphore declaration \"%s\"", function, d.pattern),
-             errdetail("It is owned by role \"%s\".", GetUserNameFromId(d.owner, true) != nullptr
-                                                          ? GetUserNameFromId(d.owner, true)
-                                                          : "(dropped)")));
+             errdetail("It is owned by role \"%s\".", role_name(d.owner))));
 }
 
-}  // namespace
+// Declarations a database keeps: each backend that claims keeps a copy of them all
+// (store/declarations.hpp), and a prefix declares any number of names in one row.
+constexpr int kMaxDeclarations = 10000;
 
-void declare(const text *pattern, int32 n, const Interval *max_lease, const Interval *max_wait) {
-    Declaration found{};
-    if (declarations_lock(pattern, &found)) {
-        require_owner("sem_declare()", found);
-        declarations_update(pattern, n, max_lease, max_wait);
-        return;
-    }
+// A new declaration takes its names from everyone: from the roles that claim them undeclared, and
+// from the owner of the prefix they fall under now, whose n, maxima and grants would no longer
+// govern them. The first is the database owner's right; the second only that owner's.
+void require_may_declare(const text *pattern) {
     if (!has_privs_of_role(GetUserId(), ROLE_PG_DATABASE_OWNER))
         ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
                         errmsg("sem_declare(): permission denied to declare \"%s\"",
@@ -31,7 +33,44 @@ void declare(const text *pattern, int32 n, const Interval *max_lease, const Inte
                         errdetail("A declaration takes a name from every other role: only the "
                                   "database's owner (pg_database_owner) and superusers make "
                                   "them.")));
-    declarations_insert(pattern, n, max_lease, max_wait, GetUserId());
+    const Declaration *covering = find_covering_prefix(pattern);
+    if (covering != nullptr && !has_privs_of_role(GetUserId(), covering->owner))
+        ereport(
+            ERROR,
+            (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+             errmsg("sem_declare(): permission denied to declare \"%s\"", text_to_cstring(pattern)),
+             errdetail("Its names fall under declaration \"%s\" of role \"%s\", which a new "
+                       "declaration would take them from.",
+                       covering->pattern, role_name(covering->owner)),
+             errhint("That role (or a superuser) declares it.")));
+    if (declarations_count() >= kMaxDeclarations)
+        ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+                        errmsg("sem_declare(): a database keeps at most %d declarations",
+                               kMaxDeclarations),
+                        errhint("Declare a prefix (\"tenant:*\") for names that share limits.")));
+}
+
+}  // namespace
+
+void declare(const text *pattern, int32 n, const Interval *max_lease, const Interval *max_wait) {
+    // Twice at most: the second time, the row a concurrent declaration committed is there (or
+    // the snapshot of a repeatable-read transaction cannot see it, and the insert raised 40001).
+    for (int attempt = 0;; ++attempt) {
+        Declaration found{};
+        if (declarations_lock(pattern, &found)) {
+            require_owner("sem_declare()", found);
+            declarations_update(pattern, n, max_lease, max_wait);
+            return;
+        }
+        require_may_declare(pattern);
+        if (declarations_insert(pattern, n, max_lease, max_wait, GetUserId())) return;
+        // A concurrent call declared it first, and has committed: change it, as its owner.
+        if (attempt > 0)
+            ereport(ERROR, (errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+                            errmsg("sem_declare(): \"%s\" was declared concurrently",
+                                   text_to_cstring(pattern)),
+                            errhint("Call it again.")));
+    }
 }
 
 bool undeclare(const text *pattern) {

@@ -26,9 +26,11 @@ namespace {
 
 // A retry repeats its first attempt. One whose n or permits differ is another request under the
 // same key: the key's claim would answer it with slots it did not ask for (fewer permits than it
-// counts on, or a slot at or above its n), so it is refused rather than answered.
+// counts on, or a slot at or above its n), so it is refused rather than answered. A retry that
+// leaves n to the declaration (request.n is 0 here) matches whatever n the declaration said when
+// the claim was made: it may have changed since.
 void require_same_request(const char *function, const SlotRequest &request, const ClaimRow &row) {
-    if (row.n == request.n && row.permits == request.permits) return;
+    if ((request.n == 0 || row.n == request.n) && row.permits == request.permits) return;
     ereport(ERROR,
             (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
              errmsg("%s: request key \"%s\" names claim %lld of semaphore \"%s\", made "

@@ -144,6 +144,23 @@ bool slot_rows_free(ClaimsTable *table, const SlotRequest &request, int32 slot, 
     return false;
 }
 
+int32 holders_above_n(ClaimsTable *table, const SlotRequest &request, SlotGrant *grant) {
+    const TimestampTz now = GetCurrentTimestamp();
+    int32 held = 0;
+    for (int32 slot = request.declared_n; slot < request.peak_n; ++slot) {
+        CHECK_FOR_INTERRUPTS();
+        SlotView view;
+        if (slot_held_by_lock(request.name, slot)) {
+            ++held;
+            continue;
+        }
+        // A lease there that runs out is room that needs no release: its expiry is noted.
+        read_slot(table, request, slot, now, &view, grant);
+        if (view.held) ++held;
+    }
+    return held;
+}
+
 void candidates_begin(SlotCandidates *candidates, ClaimsTable *table, const SlotRequest &request,
                       SlotGrant *grant) {
     candidates->table = table;

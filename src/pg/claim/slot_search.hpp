@@ -68,4 +68,9 @@ bool candidates_next(SlotCandidates *candidates, int32 *slot);
 bool slot_rows_free(ClaimsTable *table, const SlotRequest &request, int32 slot, bool reap_expired,
                     SlotGrant *grant);
 
+// A declaration lowered while holders hold slots above its new n (request.declared_n up to
+// request.peak_n): how many of those slots are held, by a row or a lock, read without their
+// mutexes. The count can only fall while the claim looks: nobody takes a slot above n.
+int32 holders_above_n(ClaimsTable *table, const SlotRequest &request, SlotGrant *grant);
+
 }  // namespace pgsem

@@ -94,10 +94,15 @@ ParsedSet parse_set(FunctionCallInfo fcinfo, const char *function, pgsem::ClaimK
     set.members = static_cast<pgsem::SlotRequest *>(palloc(sizeof(pgsem::SlotRequest) * set.count));
     for (int m = 0; m < set.count; ++m) {
         const int i = set.order[m];
-        set.members[m] = pgsem::SlotRequest{
-            texts[i], asked_n(ns, i), asked_n(ns, i),
-            kind,     lease,          has_permits ? DatumGetInt32(permits.values[i]) : 1,
-            key};
+        set.members[m] = pgsem::SlotRequest{texts[i],
+                                            asked_n(ns, i),
+                                            asked_n(ns, i),
+                                            kind,
+                                            lease,
+                                            has_permits ? DatumGetInt32(permits.values[i]) : 1,
+                                            key,
+                                            0,
+                                            0};
     }
     return set;
 }

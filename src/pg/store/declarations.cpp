@@ -38,7 +38,7 @@ Oid declarations_relid() {
 // Column numbers by name: the table is the extension's, but a reader that trusts positions
 // breaks silently when a later version adds a column.
 struct Columns {
-    AttrNumber pattern, n, max_lease, max_wait, owner, public_claims, grantees;
+    AttrNumber pattern, n, peak_n, max_lease, max_wait, owner, public_claims, grantees;
 };
 
 AttrNumber column(TupleDesc desc, const char *name) {
@@ -54,9 +54,9 @@ AttrNumber column(TupleDesc desc, const char *name) {
 }
 
 Columns columns(TupleDesc desc) {
-    return Columns{column(desc, "pattern"),  column(desc, "n"),     column(desc, "max_lease"),
-                   column(desc, "max_wait"), column(desc, "owner"), column(desc, "public_claims"),
-                   column(desc, "grantees")};
+    return Columns{column(desc, "pattern"),       column(desc, "n"),        column(desc, "peak_n"),
+                   column(desc, "max_lease"),     column(desc, "max_wait"), column(desc, "owner"),
+                   column(desc, "public_claims"), column(desc, "grantees")};
 }
 
 // What the declaration keeps goes into `keep`; what reading it takes (a detoasted array, its
@@ -67,7 +67,9 @@ void read_declaration(HeapTuple tuple, TupleDesc desc, const Columns &cols, Memo
     d->pattern = MemoryContextStrdup(
         keep, TextDatumGetCString(heap_getattr(tuple, cols.pattern, desc, &isnull)));
     d->n = DatumGetInt32(heap_getattr(tuple, cols.n, desc, &isnull));
-    Datum v = heap_getattr(tuple, cols.max_lease, desc, &isnull);
+    Datum v = heap_getattr(tuple, cols.peak_n, desc, &isnull);
+    d->peak_n = isnull ? 0 : DatumGetInt32(v);
+    v = heap_getattr(tuple, cols.max_lease, desc, &isnull);
     d->max_lease = isnull ? 0 : interval_micros(DatumGetIntervalP(v));
     v = heap_getattr(tuple, cols.max_wait, desc, &isnull);
     d->max_wait = isnull ? -1 : interval_micros(DatumGetIntervalP(v));
@@ -156,20 +158,44 @@ void install_declarations_cache_invalidation() {
     CacheRegisterRelcacheCallback(forget_copy, PointerGetDatum(nullptr));
 }
 
+namespace {
+
+// The copy, loaded again if the table changed; false without the table.
+bool current_copy() {
+    AcceptInvalidationMessages();
+    if (copy.valid) return true;
+    const Oid relid = declarations_relid();
+    if (!OidIsValid(relid)) return false;  // SQL objects older than 1.2: nothing declared
+    load_copy(relid);
+    return true;
+}
+
+}  // namespace
+
 const Declaration *find_declaration(const text *name) {
     // A change committed since this transaction last took a lock: its invalidation is queued.
-    AcceptInvalidationMessages();
-    if (!copy.valid) {
-        const Oid relid = declarations_relid();
-        if (!OidIsValid(relid)) return nullptr;  // SQL objects older than 1.2: nothing declared
-        load_copy(relid);
-    }
-    if (copy.count == 0) return nullptr;
+    if (!current_copy() || copy.count == 0) return nullptr;
     const std::string_view key(VARDATA_ANY(name), VARSIZE_ANY_EXHDR(name));
     const int32 found = PGSEM_NOTHROW(
         core::lookup(copy.exact, static_cast<std::size_t>(copy.exact_count), copy.prefixes,
                      static_cast<std::size_t>(copy.prefix_count), key));
     return found < 0 ? nullptr : &copy.declarations[found];
+}
+
+const Declaration *find_covering_prefix(const text *pattern) {
+    if (!current_copy() || copy.prefix_count == 0) return nullptr;
+    const std::string_view whole(VARDATA_ANY(pattern), VARSIZE_ANY_EXHDR(pattern));
+    const std::string_view stem = PGSEM_NOTHROW(core::pattern_stem(whole));
+    // The prefixes alone: every name of the pattern begins with its stem, and the longest
+    // declared prefix of the stem governs those names now.
+    const int32 found = PGSEM_NOTHROW(
+        core::lookup(nullptr, 0, copy.prefixes, static_cast<std::size_t>(copy.prefix_count), stem));
+    if (found < 0 || copy.declarations[found].pattern == whole) return nullptr;
+    return &copy.declarations[found];
+}
+
+int declarations_count() {
+    return current_copy() ? copy.count : 0;
 }
 
 void declarations_changed(Oid relid) {
@@ -236,7 +262,7 @@ bool declarations_lock(const text *pattern, Declaration *found) {
     Oid types[] = {TEXTOID};
     Datum values[] = {PointerGetDatum(pattern)};
     const int rows =
-        run("SELECT pattern, n, max_lease, max_wait, owner, public_claims, grantees"
+        run("SELECT pattern, n, peak_n, max_lease, max_wait, owner, public_claims, grantees"
             "  FROM pgsem.declarations WHERE pattern OPERATOR(pg_catalog.=) $1 FOR UPDATE",
             1, types, values, nullptr, SPI_OK_SELECT);
     if (rows > 0) {
@@ -247,7 +273,18 @@ bool declarations_lock(const text *pattern, Declaration *found) {
     return rows > 0;
 }
 
-void declarations_insert(const text *pattern, int32 n, const Interval *max_lease,
+// The highest slot plus one held now on any name under pattern $1, as the views count holders:
+// unended leases (in flight or live, or expired and not yet reaped) and transaction and session
+// claims (one of whose name the registry lost counts for every pattern). NULL: none.
+#define PGSEM_HELD_TOP                                                       \
+    "(SELECT pg_catalog.max(h.slot) OPERATOR(pg_catalog.+) 1"                \
+    "   FROM (SELECT c.name, c.slot FROM pgsem.unended_claims() c"           \
+    "         UNION ALL SELECT l.name, l.slot FROM pgsem.lock_claims() l) h" \
+    "  WHERE h.name IS NULL OR h.name OPERATOR(pg_catalog.=) $1"             \
+    "     OR (pg_catalog.right($1, 1) OPERATOR(pg_catalog.=) '*'"            \
+    "         AND pg_catalog.starts_with(h.name, pg_catalog.left($1, -1))))"
+
+bool declarations_insert(const text *pattern, int32 n, const Interval *max_lease,
                          const Interval *max_wait, Oid owner) {
     const AsOwner as = become_owner();
     Oid types[] = {TEXTOID, INT4OID, INTERVALOID, INTERVALOID, OIDOID};
@@ -255,10 +292,15 @@ void declarations_insert(const text *pattern, int32 n, const Interval *max_lease
     Datum values[] = {PointerGetDatum(pattern), Int32GetDatum(n),
                       interval_or_null(max_lease, &nulls[2]), interval_or_null(max_wait, &nulls[3]),
                       ObjectIdGetDatum(owner)};
-    run("INSERT INTO pgsem.declarations (pattern, n, max_lease, max_wait, owner)"
-        " VALUES ($1, $2, $3, $4, $5::pg_catalog.regrole)",
-        5, types, values, nulls, SPI_OK_INSERT);
+    const int rows =
+        run("INSERT INTO pgsem.declarations (pattern, n, peak_n, max_lease, max_wait, owner)"
+            " VALUES ($1, $2, NULLIF(GREATEST($2, " PGSEM_HELD_TOP
+            "), $2),"
+            "         $3, $4, $5::pg_catalog.regrole)"
+            " ON CONFLICT (pattern) DO NOTHING",
+            5, types, values, nulls, SPI_OK_INSERT);
     back_to_caller(as);
+    return rows > 0;
 }
 
 void declarations_update(const text *pattern, int32 n, const Interval *max_lease,
@@ -269,11 +311,17 @@ void declarations_update(const text *pattern, int32 n, const Interval *max_lease
     Datum values[] = {PointerGetDatum(pattern), Int32GetDatum(n),
                       interval_or_null(max_lease, &nulls[2]),
                       interval_or_null(max_wait, &nulls[3])};
-    run("UPDATE pgsem.declarations SET n = $2, max_lease = $3, max_wait = $4,"
-        " changed_at = pg_catalog.now() WHERE pattern OPERATOR(pg_catalog.=) $1",
+    run("UPDATE pgsem.declarations d SET n = $2, max_lease = $3, max_wait = $4,"
+        "     peak_n = NULLIF(GREATEST($2, " PGSEM_HELD_TOP
+        ","
+        "         CASE WHEN $2 OPERATOR(pg_catalog.<) d.n THEN GREATEST(d.n, d.peak_n) END), $2),"
+        "     changed_at = pg_catalog.now()"
+        " WHERE pattern OPERATOR(pg_catalog.=) $1",
         4, types, values, nulls, SPI_OK_UPDATE);
     back_to_caller(as);
 }
+
+#undef PGSEM_HELD_TOP
 
 bool declarations_delete(const text *pattern) {
     const AsOwner as = become_owner();

@@ -17,6 +17,9 @@ namespace pgsem {
 struct Declaration {
     const char *pattern;  // as declared ("payments-api", "tenant:*"), NUL-terminated
     int32 n;
+    // Above n: holders may remain on slots up to here, from before the declaration was lowered
+    // (or made); they count against n (claim/declared_limits.hpp). 0: none.
+    int32 peak_n;
     int64 max_lease;  // microseconds; 0: no maximum
     int64 max_wait;   // microseconds; -1: no maximum
     Oid owner;
@@ -32,6 +35,11 @@ void install_declarations_cache_invalidation();
 // (SQL objects older than 1.2). Valid until the next call.
 const Declaration *find_declaration(const text *name);
 
+// The declaration of the longest prefix under which the names of `pattern` fall today (its own
+// row aside), or nullptr; and how many declarations there are. For a new declaration.
+const Declaration *find_covering_prefix(const text *pattern);
+int declarations_count();
+
 // For the trigger on pgsem.declarations: the copies of every backend are out of date once this
 // transaction commits.
 void declarations_changed(Oid relid);
@@ -40,8 +48,11 @@ void declarations_changed(Oid relid);
 
 // The declaration of exactly `pattern`, its row locked until the transaction ends; false if none.
 bool declarations_lock(const text *pattern, Declaration *found);
-// Creates a declaration (owner: `owner`) or changes one's limits; NULL maxima are none.
-void declarations_insert(const text *pattern, int32 n, const Interval *max_lease,
+// Creates a declaration (owner: `owner`) or changes one's limits; NULL maxima are none. Both set
+// peak_n from the slots held now under the pattern, and a lowering keeps the n it lowers from:
+// its holders' claims are in flight or live above the new n. Insert returns false when a
+// concurrent one made the declaration first.
+bool declarations_insert(const text *pattern, int32 n, const Interval *max_lease,
                          const Interval *max_wait, Oid owner);
 void declarations_update(const text *pattern, int32 n, const Interval *max_lease,
                          const Interval *max_wait);
