@@ -356,9 +356,17 @@ CREATE FUNCTION pgsem.declarations_changed() RETURNS trigger
     AS 'MODULE_PATHNAME', 'pgsem_declarations_changed'
     LANGUAGE C;
 REVOKE ALL ON FUNCTION pgsem.declarations_changed() FROM PUBLIC;
+-- Row triggers, so that logical replication's apply worker (which fires no statement triggers
+-- but TRUNCATE's) tells a subscriber's backends too; ALWAYS, so that they fire there, where
+-- session_replication_role is replica.
 CREATE TRIGGER declarations_changed
-    AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON pgsem.declarations
+    AFTER INSERT OR UPDATE OR DELETE ON pgsem.declarations
+    FOR EACH ROW EXECUTE FUNCTION pgsem.declarations_changed();
+CREATE TRIGGER declarations_truncated
+    AFTER TRUNCATE ON pgsem.declarations
     FOR EACH STATEMENT EXECUTE FUNCTION pgsem.declarations_changed();
+ALTER TABLE pgsem.declarations ENABLE ALWAYS TRIGGER declarations_changed;
+ALTER TABLE pgsem.declarations ENABLE ALWAYS TRIGGER declarations_truncated;
 
 -- Not STRICT: NULLs are errors, but the maxima (NULL: none).
 CREATE FUNCTION @extschema@.sem_declare(name text, n integer,

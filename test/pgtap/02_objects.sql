@@ -3,7 +3,7 @@
 -- PUBLIC has no right at all on schema pgsem, table pgsem.claims or sequence pgsem.claim_id.
 \set ON_ERROR_STOP 1
 BEGIN;
-SELECT plan(163);
+SELECT plan(165);
 
 -- An ordinary role: no attributes, no grants, member of nothing.
 CREATE ROLE pgtap_plain NOLOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT;
@@ -117,12 +117,18 @@ SELECT table_privs_are('pgsem', 'declarations', 'pgtap_plain', ARRAY[]::text[],
 SELECT table_privs_are('pgsem', 'declarations', 'pg_database_owner', ARRAY['SELECT'],
                        'the database owner may read pgsem.declarations (pg_dump), not write it');
 SELECT columns_are('pgsem', 'declarations',
-    ARRAY['pattern', 'n', 'max_lease', 'max_wait', 'owner', 'public_claims', 'grantees',
+    ARRAY['pattern', 'n', 'peak_n', 'max_lease', 'max_wait', 'owner', 'public_claims', 'grantees',
           'declared_at', 'changed_at'],
     'pgsem.declarations has the expected columns');
 SELECT trigger_is('pgsem', 'declarations', 'declarations_changed', 'pgsem',
                   'declarations_changed',
                   'every change of pgsem.declarations tells the other backends');
+SELECT trigger_is('pgsem', 'declarations', 'declarations_truncated', 'pgsem',
+                  'declarations_changed', 'and so does a TRUNCATE');
+SELECT is((SELECT pg_catalog.array_agg(tgname::text || ':' || tgenabled::text ORDER BY tgname)
+             FROM pg_catalog.pg_trigger WHERE tgrelid = 'pgsem.declarations'::regclass),
+          ARRAY['declarations_changed:A', 'declarations_truncated:A'],
+          'both fire always: in a logical replication subscriber''s apply worker too');
 
 ------------------------------------------------------------------------------------------------
 -- Views (3 x 5 = 15, plus 3 column lists and 14 column types)
@@ -160,8 +166,8 @@ SELECT columns_are('public', 'sem_waiters',
           'permits'],
     'sem_waiters has the expected columns');
 SELECT columns_are('public', 'sem_declarations',
-    ARRAY['name', 'is_prefix', 'n', 'max_lease', 'max_wait', 'owner', 'may_claim', 'declared_at',
-          'changed_at'],
+    ARRAY['name', 'is_prefix', 'n', 'peak_n', 'max_lease', 'max_wait', 'owner', 'may_claim',
+          'declared_at', 'changed_at'],
     'sem_declarations has the expected columns');
 SELECT columns_are('public', 'sem_history',
     ARRAY['id', 'name', 'slot', 'n', 'claimed_at', 'expires_at', 'lease', 'status', 'ended_at',

@@ -1,11 +1,12 @@
 -- pgTAP: declared semaphores, as separate roles -- a granted role claims (also through a group
 -- role), another gets 42501, a revoke takes effect for the next claim, pgsem.require_declared,
--- the n and lease caps, a raise and a lowering of n (nothing evicted). One transaction, rolled
+-- the n and lease caps, a raise and a lowering of n (nothing evicted; holders above the new n
+-- count until they release), prefixes kept from other owners, keyed retries. One transaction, rolled
 -- back: roles, declarations and claims vanish with it. (Waiters granted in order by a live raise:
 -- isolation spec sem_declared_capacity.)
 \set ON_ERROR_STOP 1
 BEGIN;
-SELECT plan(27);
+SELECT plan(42);
 
 CREATE ROLE pgtap_d_app;
 CREATE ROLE pgtap_d_group;
@@ -66,9 +67,48 @@ SELECT lives_ok($$SELECT sem_declare('pgtap-d', 1, max_lease => '1 minute')$$, '
 SELECT is((SELECT count(*) FROM sem_holders WHERE name = 'pgtap-d'), 2::bigint,
           'both holders keep their slots');
 SELECT is(sem_claim_xact('pgtap-d'), NULL, 'a new claim finds no slot below the new n');
+SELECT is((SELECT peak_n FROM sem_declarations WHERE name = 'pgtap-d'), 2,
+          'sem_declarations: holders up to n = 2 still count (peak_n)');
+SELECT ok(sem_release((SELECT id FROM sem_holders WHERE name = 'pgtap-d' AND slot = 0)),
+          'the holder of slot 0 releases');
+SELECT is(sem_claim_xact('pgtap-d'), NULL,
+          'slot 0 is free, but the holder of slot 1 still counts against n = 1: no claim');
+SELECT ok(sem_release((SELECT id FROM sem_holders WHERE name = 'pgtap-d' AND slot = 1)),
+          'the holder of slot 1 releases');
+SELECT is(sem_claim_xact('pgtap-d'), 0, 'nobody holds it now: a claim gets slot 0');
 SELECT lives_ok($$SELECT sem_declare('pgtap-d', 4, max_lease => '1 minute')$$, 'n raised to 4');
 SELECT isnt(sem_claim_xact('pgtap-d'), NULL, 'a new claim gets one of the new slots at once');
 SELECT is((SELECT n FROM sem_declarations WHERE name = 'pgtap-d'), 4, 'sem_declarations says 4');
+SELECT is((SELECT peak_n FROM sem_declarations WHERE name = 'pgtap-d'), NULL::integer,
+          'and no peak_n: nobody holds a slot above n');
+
+-- 5. A new declaration may not take names from another owner's prefix.
+CREATE ROLE pgtap_d_dbo;
+SELECT lives_ok($$SELECT sem_declare('pgtap-t:*', 2)$$, 'a superuser declares prefix pgtap-t:*');
+DO $$BEGIN EXECUTE format('ALTER DATABASE %I OWNER TO pgtap_d_dbo', current_database()); END$$;
+SET ROLE pgtap_d_dbo;
+SELECT throws_ok($$SELECT sem_declare('pgtap-t:vip', 9)$$, '42501', NULL,
+                 'the database owner may not declare a name under a superuser''s prefix');
+SELECT throws_ok($$SELECT sem_declare('pgtap-t:v*', 9)$$, '42501', NULL,
+                 'nor a longer prefix under it');
+SELECT lives_ok($$SELECT sem_declare('pgtap-u:*', 3)$$, 'but declares names outside it');
+RESET ROLE;
+
+-- 6. A keyed retry is answered with its claim, whatever the declaration says since.
+SET ROLE pgtap_d_app;
+SELECT isnt(sem_claim('pgtap-d', timeout => '30 seconds', request_key => 'job-1'), NULL,
+            'a keyed claim with n left out');
+RESET ROLE;
+SELECT lives_ok($$SELECT sem_declare('pgtap-d', 5, max_lease => '1 minute')$$, 'n raised to 5');
+SELECT lives_ok($$SELECT sem_revoke('pgtap-d', 'pgtap_d_app')$$, 'pgtap_d_app''s right revoked');
+SET ROLE pgtap_d_app;
+SELECT is(sem_claim('pgtap-d', timeout => '30 seconds', request_key => 'job-1'),
+          (SELECT id FROM sem_holders WHERE name = 'pgtap-d' AND kind = 'lease'
+              AND role = 'pgtap_d_app'::regrole),
+          'its retry answers with its claim');
+SELECT throws_ok($$SELECT sem_claim('pgtap-d', timeout => '30 seconds', request_key => 'job-2')$$,
+                 '42501', NULL, 'a new key is a new claim: refused');
+RESET ROLE;
 
 SELECT * FROM finish();
 ROLLBACK;

@@ -4,6 +4,7 @@
 #include "pg/claim/claim_sequence.hpp"
 #include "pg/claim/declared_limits.hpp"
 #include "pg/claim/request_keys.hpp"
+#include "pg/claim/role_quotas.hpp"
 #include "pg/claim/slot_search.hpp"
 #include "pg/claim/waiting_line.hpp"
 #include "pg/store/claims_table.hpp"
@@ -165,6 +166,7 @@ SlotGrant look_for_slot(const SlotRequest &request, bool first_waiter) {
     ClaimsTable table;
     claims_open(&table, request.kind == ClaimKind::kLease ? RowExclusiveLock : AccessShareLock);
     SlotGrant grant{false, -1, 0, 0, 0};
+    const QuotaHold quota = hold_claims_quota(&table, request.kind, request.permits);
     const int32 wanted = slots_wanted(&table, request, &grant);
     int32 one_slot = 0;
     PickedSlots picks{&one_slot, 0};
@@ -180,6 +182,7 @@ SlotGrant look_for_slot(const SlotRequest &request, bool first_waiter) {
         give_back(request, picks);
     }
     unlock_picked(request, picks);
+    let_go_of_claims_quota(quota);
     claims_close_unlocking(&table);
     return grant;
 }
@@ -198,6 +201,9 @@ int32 look_for_set(const SetRequest &set, bool first_waiter, SetGrant *out, int3
     int32 short_member = -1;
     int32 picked_members = 0;
     *next_expiry = 0;
+    int32 permits = 0;
+    for (int32 m = 0; m < set.count; ++m) permits += set.members[m].permits;
+    const QuotaHold quota = hold_claims_quota(&table, kind, permits);
     for (int32 m = 0; m < set.count && short_member < 0; ++m) {
         const SlotRequest &member = set.members[m];
         const int32 wanted = slots_wanted(&table, member, &grants[m]);
@@ -226,6 +232,7 @@ int32 look_for_set(const SetRequest &set, bool first_waiter, SetGrant *out, int3
         for (int32 m = picked_members - 1; m >= 0; --m) give_back(set.members[m], picks[m]);
     }
     for (int32 m = picked_members - 1; m >= 0; --m) unlock_picked(set.members[m], picks[m]);
+    let_go_of_claims_quota(quota);
     claims_close_unlocking(&table);
     return short_member;
 }

@@ -1,6 +1,7 @@
 #include "core/arguments.hpp"
 #include "pg/base/boundary.hpp"
 #include "pg/claim/deadlock_check.hpp"
+#include "pg/claim/role_quotas.hpp"
 #include "pg/claim/waiting_line.hpp"
 #include "pg/store/locks.hpp"
 #include "pg/store/registry.hpp"
@@ -117,6 +118,7 @@ bool line_join(LineWait *wait, const SlotRequest &request, TimestampTz start,
     wait->since = start;
     wait->noted_n = request.n;
     registry_note_wait(request.kind, request.name, request.n, request.permits, start);
+    require_waiters_quota();  // an error forgets the wait (xact_events.cpp)
     if (!join_line(request.name, deadline, wait->lock_deadline)) {
         registry_forget_wait();
         return false;

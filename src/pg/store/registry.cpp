@@ -353,6 +353,28 @@ bool registry_find_wait(int32 pid, uint64 key, int32 *n, text **name) {
     return found;
 }
 
+bool registry_tally_role(Oid role, RoleTally *tally) {
+    *tally = RoleTally{0, 0};
+    if (!attach()) return false;
+    BackendEntry *snapshot = static_cast<BackendEntry *>(palloc(sizeof(BackendEntry)));
+    for (int i = 0; i < segment->entry_count; ++i) {
+        if (!copy_whole(&segment->entries[i], snapshot) || snapshot->pid == 0 ||
+            snapshot->database != MyDatabaseId)
+            continue;
+        for (int c = 0; c < Min(snapshot->claim_count, kListedClaims); ++c)
+            if (snapshot->claims[c].role == role) ++tally->claims;
+        if (snapshot->waiting && snapshot->wait_role == role && snapshot->pid != MyProcPid)
+            ++tally->waits;
+    }
+    pfree(snapshot);
+    return true;
+}
+
+bool registry_can_list(int32 slots) {
+    const BackendEntry *entry = own_entry();
+    return entry != nullptr && entry->unlisted == 0 && entry->claim_count + slots <= kListedClaims;
+}
+
 void registry_copy(RegistryCopy *copy) {
     if (!attach()) {
         *copy = RegistryCopy{nullptr, 0, nullptr, 0, 0};

@@ -2,8 +2,10 @@
 // of its wait from the lock manager alone -- the semaphore's name, n, since when -- kept in shared
 // memory for the monitoring views.
 //
-// It is for display only. The lock manager says who holds and who waits (a view shows an entry
-// only when the locks agree), and nothing that decides a claim reads the registry. Each backend
+// It is for display, and for the quotas per role. The lock manager says who holds and who waits
+// (a view shows an entry only when the locks agree), and nothing that decides whether a slot is
+// free reads the registry; a role's quota (claim/role_quotas.hpp) counts its entries, under a
+// mutex of the role's that every writer of that role's entries holds. Each backend
 // writes its own entry and nobody else's, with a change counter that readers check (the scheme of
 // PgBackendStatus), so writing takes no lock.
 //
@@ -58,6 +60,17 @@ void registry_forget_wait();
 // The n that backend `pid` waits with for the semaphore whose key is `key` (locks.hpp's
 // name_key), and its name (palloc'd); false when its entry says nothing of such a wait.
 bool registry_find_wait(int32 pid, uint64 key, int32 *n, text **name);
+
+// In this database: the transaction and session claims listed as made by `role`, one per slot,
+// and the waits of `role` by backends other than this one. False when the registry is out of
+// reach (its shared memory could not be had).
+struct RoleTally {
+    int32 claims;
+    int32 waits;
+};
+bool registry_tally_role(Oid role, RoleTally *tally);
+// Whether this backend's entry can list `slots` more claims (not merely count them).
+bool registry_can_list(int32 slots);
 
 // Copies of every entry of this database, palloc'd. Names are NUL-terminated.
 struct ListedClaim {

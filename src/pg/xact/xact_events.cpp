@@ -52,6 +52,9 @@ void on_transaction(XactEvent event, void * /*arg*/) {
             pruning_at_end();
             break;
         case XACT_EVENT_ABORT:
+            // A wait ended by an error (a cancel, a timeout, a refusal) stops counting against
+            // its role's waiters quota (claim/role_quotas.hpp).
+            registry_forget_wait();
             begin_pending_releases(false);  // before the locks go (rows have gone already)
             held_claims_at_end(false);
             durability_at_end();
@@ -69,6 +72,9 @@ void on_transaction(XactEvent event, void * /*arg*/) {
 
 void on_subtransaction(SubXactEvent event, SubTransactionId mine, SubTransactionId parent,
                        void * /*arg*/) {
+    // A wait runs inside one statement: a subtransaction that aborts (a PL/pgSQL handler that
+    // caught the wait's error, or the one a wait in line runs in) ends it.
+    if (event == SUBXACT_EVENT_ABORT_SUB) registry_forget_wait();
     if (event == SUBXACT_EVENT_COMMIT_SUB || event == SUBXACT_EVENT_ABORT_SUB)
         held_claims_at_subtransaction_end(event == SUBXACT_EVENT_COMMIT_SUB, mine, parent);
 }
