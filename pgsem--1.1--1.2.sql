@@ -356,9 +356,15 @@ CREATE FUNCTION pgsem.declarations_changed() RETURNS trigger
     AS 'MODULE_PATHNAME', 'pgsem_declarations_changed'
     LANGUAGE C;
 REVOKE ALL ON FUNCTION pgsem.declarations_changed() FROM PUBLIC;
--- Row triggers, so that logical replication's apply worker (which fires no statement triggers
--- but TRUNCATE's) tells a subscriber's backends too; ALWAYS, so that they fire there, where
--- session_replication_role is replica.
+-- Declarations belong to one database, as claims do: their owners and grantees are roles of
+-- its cluster, and a pattern both sides declare would stop a subscription with a duplicate key.
+-- Row changes a logical replication worker brings are dropped (pgsem--1.0--1.1.sql says how).
+CREATE TRIGGER declarations_not_replicated
+    BEFORE INSERT OR UPDATE OR DELETE ON pgsem.declarations
+    FOR EACH ROW EXECUTE FUNCTION pgsem.skip_replicated_change();
+ALTER TABLE pgsem.declarations ENABLE ALWAYS TRIGGER declarations_not_replicated;
+-- Every other change tells every backend, once it commits: per row (a restore's COPY too), and
+-- per TRUNCATE statement. ALWAYS: also where session_replication_role is replica.
 CREATE TRIGGER declarations_changed
     AFTER INSERT OR UPDATE OR DELETE ON pgsem.declarations
     FOR EACH ROW EXECUTE FUNCTION pgsem.declarations_changed();

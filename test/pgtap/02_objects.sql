@@ -3,7 +3,7 @@
 -- PUBLIC has no right at all on schema pgsem, table pgsem.claims or sequence pgsem.claim_id.
 \set ON_ERROR_STOP 1
 BEGIN;
-SELECT plan(165);
+SELECT plan(166);
 
 -- An ordinary role: no attributes, no grants, member of nothing.
 CREATE ROLE pgtap_plain NOLOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT;
@@ -125,10 +125,14 @@ SELECT trigger_is('pgsem', 'declarations', 'declarations_changed', 'pgsem',
                   'every change of pgsem.declarations tells the other backends');
 SELECT trigger_is('pgsem', 'declarations', 'declarations_truncated', 'pgsem',
                   'declarations_changed', 'and so does a TRUNCATE');
+SELECT trigger_is('pgsem', 'declarations', 'declarations_not_replicated', 'pgsem',
+                  'skip_replicated_change',
+                  'declarations, like claims, drop what logical replication brings');
 SELECT is((SELECT pg_catalog.array_agg(tgname::text || ':' || tgenabled::text ORDER BY tgname)
              FROM pg_catalog.pg_trigger WHERE tgrelid = 'pgsem.declarations'::regclass),
-          ARRAY['declarations_changed:A', 'declarations_truncated:A'],
-          'both fire always: in a logical replication subscriber''s apply worker too');
+          ARRAY['declarations_changed:A', 'declarations_not_replicated:A',
+                'declarations_truncated:A'],
+          'all three fire always: in a logical replication worker too');
 
 ------------------------------------------------------------------------------------------------
 -- Views (3 x 5 = 15, plus 3 column lists and 14 column types)

@@ -1,5 +1,5 @@
 # Logical replication with FOR ALL TABLES, pgsem installed on both sides: the publication includes
-# pgsem.claims, but claims are the state of one database. The trigger on pgsem.claims drops what
+# pgsem.claims (and pgsem.declarations), but claims and declarations are the state of one database. The trigger on pgsem.claims drops what
 # the replication workers bring -- the initial copy and every later change -- so the subscriber's
 # own claims never collide with the publisher's (both draw the same ids), its semaphores keep
 # working, and the application's tables keep flowing.
@@ -23,6 +23,10 @@ $subscriber->safe_psql('postgres', $schema);
 
 sub pub { return $publisher->safe_psql('postgres', shift) }
 sub sub_ { return $subscriber->safe_psql('postgres', shift) }
+
+# Declarations too belong to each side: both declare the same pattern, with different n.
+pub(q{SELECT sem_declare('declared-both', 3)});
+sub_(q{SELECT sem_declare('declared-both', 5)});
 
 # Claims on both sides before the subscription: live ones and released ones, with the same ids.
 my @pub_claims = map { pub(qq{SELECT sem_claim('shared-name', 4, '1 hour')}) } 1 .. 3;
@@ -67,6 +71,13 @@ is(sub_(q{SELECT count(*) FROM sem_holders WHERE name = 'sub-only'}),
 	'5', 'the subscriber\'s own claims work');
 like(sub_(q{SELECT sem_claim('shared-name', 4, '1 hour')}),
 	qr/^\d+$/, 'the subscriber keeps granting claims on a name both sides use');
+pub(q{SELECT sem_declare('declared-both', 7)});
+pub(q{SELECT sem_declare('declared-pub-only', 2)});
+pub(q{INSERT INTO orders VALUES (3, 'after the declarations')});
+$publisher->wait_for_catchup('everything');
+is(sub_(q{SELECT count(*) FROM orders}), '3', 'the rows after the declarations arrived');
+is(sub_(q{SELECT string_agg(name || '=' || n, ',' ORDER BY name) FROM sem_declarations}),
+	'declared-both=5', 'the subscriber keeps its own declaration; none of the publisher\'s came');
 is(sub_(q{SELECT count(*) FROM pg_stat_subscription WHERE subname = 'everything' AND pid IS NOT NULL}),
 	'1', 'the apply worker is running');
 ok(!$subscriber->log_contains(qr/duplicate key|logical replication apply worker .* exited/,

@@ -1,4 +1,5 @@
-// SQL glue for the trigger that keeps logical replication away from pgsem.claims.
+// SQL glue for the trigger that keeps logical replication away from pgsem.claims (and, since 1.2,
+// pgsem.declarations, whose owners and grantees are roles of one cluster).
 //
 // Claims are the state of one database: a FOR ALL TABLES publication would copy them into a
 // subscriber's own pgsem.claims, where their ids collide with the subscriber's own claims and a
