@@ -8,8 +8,11 @@ install_packages "${BUILD_PACKAGES[@]}" python3 python3-psycopg2 libpq-dev libhi
 # shellcheck source=../scripts/lib/cluster.sh
 source "$PGSEM_ROOT/scripts/lib/cluster.sh"
 build_and_install
-say "starting a throwaway cluster (default settings but max_connections)"
-cluster_start
+# PGSEM_BENCH_SETTINGS="fsync=off synchronous_commit=off": extra settings, for a CPU-bound run
+# whose ratios the disk's noise does not hide (the default measures what users run).
+read -r -a bench_settings <<<"${PGSEM_BENCH_SETTINGS:-}"
+say "starting a throwaway cluster (default settings but max_connections${PGSEM_BENCH_SETTINGS:+; $PGSEM_BENCH_SETTINGS})"
+cluster_start "${bench_settings[@]}"
 
 # The driver for what pgbench cannot measure (bench/driver): transaction claims, the Redis fair
 # semaphore, hand-off latencies, idle waiters.
