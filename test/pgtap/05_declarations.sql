@@ -6,7 +6,7 @@
 -- isolation spec sem_declared_capacity.)
 \set ON_ERROR_STOP 1
 BEGIN;
-SELECT plan(42);
+SELECT plan(49);
 
 CREATE ROLE pgtap_d_app;
 CREATE ROLE pgtap_d_group;
@@ -81,6 +81,20 @@ SELECT isnt(sem_claim_xact('pgtap-d'), NULL, 'a new claim gets one of the new sl
 SELECT is((SELECT n FROM sem_declarations WHERE name = 'pgtap-d'), 4, 'sem_declarations says 4');
 SELECT is((SELECT peak_n FROM sem_declarations WHERE name = 'pgtap-d'), NULL::integer,
           'and no peak_n: nobody holds a slot above n');
+
+-- 4b. A caller's own smaller n bounds where its slots are, not where the room is: lowered from 5
+-- to 3 with slots 3 and 4 still held, two hold, and a claim with n = 2 gets slot 0.
+SELECT lives_ok($$SELECT sem_declare('pgtap-own', 5)$$, 'pgtap-own declared with n = 5');
+SELECT is((SELECT count(sem_claim_session('pgtap-own')) FROM generate_series(1, 5)), 5::bigint,
+          'five session claims fill it');
+SELECT lives_ok($$SELECT sem_declare('pgtap-own', 3)$$, 'n lowered to 3');
+SELECT is((SELECT count(*) FILTER (WHERE sem_release_session('pgtap-own', s))
+             FROM generate_series(0, 2) s), 3::bigint, 'slots 0 to 2 are released');
+SELECT is(sem_claim_xact('pgtap-own', 2), 0,
+          'two hold (above n): a claim with its own n = 2 gets slot 0');
+SELECT is(sem_claim_xact('pgtap-own'), NULL, 'and then three hold: the declared n is full');
+SELECT is((SELECT count(*) FILTER (WHERE sem_release_session('pgtap-own', s))
+             FROM generate_series(3, 4) s), 2::bigint, 'the holders above n release');
 
 -- 5. A new declaration may not take names from another owner's prefix.
 CREATE ROLE pgtap_d_dbo;

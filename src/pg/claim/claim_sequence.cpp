@@ -151,6 +151,23 @@ bool pick_slots(ClaimsTable *table, const SlotRequest &request, int32 wanted, bo
     return picks->count == wanted;
 }
 
+// The claim's own slots, below its n, then the spare slots a lowered declaration asks for
+// (slots_wanted), anywhere below the declared n: a caller's smaller n bounds where its own slots
+// are, not where the room that the holders above n leave may be.
+bool pick_wanted(ClaimsTable *table, const SlotRequest &request, int32 wanted, bool may_wait,
+                 PickedSlots *picks, SlotGrant *grant) {
+    if (!pick_slots(table, request, request.permits, may_wait, picks, grant)) return false;
+    if (wanted == request.permits) return true;
+    SlotRequest declared = request;
+    declared.n = Max(request.n, request.declared_n);
+    return pick_slots(table, declared, wanted, may_wait, picks, grant);
+}
+
+// How many slots a claim that was not granted lacks, as its deadlock check counts them.
+int32 lack(const SlotRequest &request, int32 wanted, const PickedSlots &picks) {
+    return Max(Min(wanted - picks.count, request.permits), 1);
+}
+
 void unlock_picked(const SlotRequest &request, const PickedSlots &picks) {
     for (int32 i = 0; i < picks.count; ++i) unlock_slot_mutex(request.name, picks.slots[i]);
 }
@@ -171,14 +188,13 @@ SlotGrant look_for_slot(const SlotRequest &request, bool first_waiter) {
     int32 one_slot = 0;
     PickedSlots picks{&one_slot, 0};
     if (wanted > 1) picks.slots = static_cast<int32 *>(palloc(sizeof(int32) * wanted));
-    grant.granted = pick_slots(&table, request, wanted,
-                               request.kind == ClaimKind::kLease && !first_waiter, &picks, &grant);
+    grant.granted = pick_wanted(&table, request, wanted,
+                                request.kind == ClaimKind::kLease && !first_waiter, &picks, &grant);
     if (grant.granted) {
         give_back_spares(request, &picks);
         take_slots(&table, request, picks, &grant, 0, 0);
     } else {
-        // What it lacks, as its deadlock check counts: slots below n, at most its permits.
-        grant.free_seen = Max(picks.count - (wanted - request.permits), 0);
+        grant.free_seen = request.permits - lack(request, wanted, picks);
         give_back(request, picks);
     }
     unlock_picked(request, picks);
@@ -210,9 +226,9 @@ int32 look_for_set(const SetRequest &set, bool first_waiter, SetGrant *out, int3
         picks[m] = PickedSlots{static_cast<int32 *>(palloc(sizeof(int32) * wanted)), 0};
         const bool may_wait = kind == ClaimKind::kLease && !first_waiter && m == 0;
         ++picked_members;
-        if (!pick_slots(&table, member, wanted, may_wait, &picks[m], &grants[m])) {
+        if (!pick_wanted(&table, member, wanted, may_wait, &picks[m], &grants[m])) {
             short_member = m;
-            *lacking = member.permits - Max(picks[m].count - (wanted - member.permits), 0);
+            *lacking = lack(member, wanted, picks[m]);
         }
         if (grants[m].next_expiry != 0 &&
             (*next_expiry == 0 || grants[m].next_expiry < *next_expiry))
