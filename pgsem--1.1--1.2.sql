@@ -425,3 +425,51 @@ CREATE VIEW @extschema@.sem_declarations AS
 COMMENT ON VIEW @extschema@.sem_declarations IS
     'declared semaphores and prefixes (*): n, peak_n (after a lowering: holders above n count against n up to here), longest lease and wait, owner, roles that may claim besides the owner';
 GRANT SELECT ON @extschema@.sem_declarations TO PUBLIC;
+
+------------------------------------------------------------------------------------------------
+-- Quotas per role
+------------------------------------------------------------------------------------------------
+
+-- Per role, the most live claim slots (every kind, each permit) and waiting sessions it may have
+-- in this database, set by a superuser with sem_set_quota; NULL: no maximum of that kind, 0:
+-- none at all. A claim reads its role's row from a copy each backend keeps, loaded again when a
+-- change commits (the trigger below, shared with pgsem.declarations). Dumped by pg_dump.
+CREATE TABLE pgsem.quotas (
+    role regrole PRIMARY KEY CHECK (role::pg_catalog.oid OPERATOR(pg_catalog.<>) 0::pg_catalog.oid),
+    max_claims integer
+        CHECK (max_claims OPERATOR(pg_catalog.>=) 0 AND max_claims OPERATOR(pg_catalog.<=) 1000000),
+    max_waiters integer
+        CHECK (max_waiters OPERATOR(pg_catalog.>=) 0
+               AND max_waiters OPERATOR(pg_catalog.<=) 1000000),
+    changed_at timestamptz NOT NULL DEFAULT pg_catalog.now()
+);
+REVOKE ALL ON TABLE pgsem.quotas FROM PUBLIC;
+GRANT SELECT ON TABLE pgsem.quotas TO pg_database_owner;
+SELECT pg_catalog.pg_extension_config_dump('pgsem.quotas', '');
+CREATE TRIGGER quotas_not_replicated
+    BEFORE INSERT OR UPDATE OR DELETE ON pgsem.quotas
+    FOR EACH ROW EXECUTE FUNCTION pgsem.skip_replicated_change();
+ALTER TABLE pgsem.quotas ENABLE ALWAYS TRIGGER quotas_not_replicated;
+CREATE TRIGGER quotas_changed
+    AFTER INSERT OR UPDATE OR DELETE ON pgsem.quotas
+    FOR EACH ROW EXECUTE FUNCTION pgsem.declarations_changed();
+CREATE TRIGGER quotas_truncated
+    AFTER TRUNCATE ON pgsem.quotas
+    FOR EACH STATEMENT EXECUTE FUNCTION pgsem.declarations_changed();
+ALTER TABLE pgsem.quotas ENABLE ALWAYS TRIGGER quotas_changed;
+ALTER TABLE pgsem.quotas ENABLE ALWAYS TRIGGER quotas_truncated;
+
+-- Not STRICT: NULL maxima are none (both NULL: the role has no quota).
+CREATE FUNCTION @extschema@.sem_set_quota(role regrole, max_claims integer,
+                                          max_waiters integer DEFAULT NULL)
+    RETURNS void
+    AS 'MODULE_PATHNAME', 'pgsem_sem_set_quota'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION @extschema@.sem_set_quota(regrole, integer, integer) IS
+    'bounds the live claim slots (every kind, each permit) and the waiting sessions of role in this database (NULL: no maximum; both NULL: no quota); superusers only';
+
+CREATE VIEW @extschema@.sem_quotas AS
+    SELECT q.role, q.max_claims, q.max_waiters, q.changed_at FROM pgsem.quotas q;
+COMMENT ON VIEW @extschema@.sem_quotas IS
+    'quotas per role: the most live claim slots and waiting sessions (NULL: no maximum)';
+GRANT SELECT ON @extschema@.sem_quotas TO PUBLIC;

@@ -3,7 +3,7 @@
 -- PUBLIC has no right at all on schema pgsem, table pgsem.claims or sequence pgsem.claim_id.
 \set ON_ERROR_STOP 1
 BEGIN;
-SELECT plan(166);
+SELECT plan(177);
 
 -- An ordinary role: no attributes, no grants, member of nothing.
 CREATE ROLE pgtap_plain NOLOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT;
@@ -103,12 +103,21 @@ SELECT is((SELECT co.collname FROM pg_attribute a JOIN pg_collation co ON co.oid
 SELECT results_eq(
     $$SELECT c::regclass::text FROM pg_extension e, unnest(e.extconfig) c
        WHERE e.extname = 'pgsem' ORDER BY 1$$,
-    $$VALUES ('pgsem.claim_id'), ('pgsem.claims'), ('pgsem.declarations')$$,
-    'pgsem.claims, pgsem.claim_id and pgsem.declarations are extension configuration (dumped)');
+    $$VALUES ('pgsem.claim_id'), ('pgsem.claims'), ('pgsem.declarations'), ('pgsem.quotas')$$,
+    'pgsem.claims, pgsem.claim_id, pgsem.declarations and pgsem.quotas are extension configuration (dumped)');
 
 ------------------------------------------------------------------------------------------------
 -- Table pgsem.declarations (1.2): written only by its owner, read by the database's owner (6)
 ------------------------------------------------------------------------------------------------
+SELECT has_table('pgsem', 'quotas', 'table pgsem.quotas exists');
+SELECT table_privs_are('pgsem', 'quotas', 'pgtap_plain', ARRAY[]::text[],
+                       'an ordinary role has no privilege on table pgsem.quotas');
+SELECT table_privs_are('pgsem', 'quotas', 'pg_database_owner', ARRAY['SELECT'],
+                       'the database owner may read pgsem.quotas (pg_dump), not write it');
+SELECT is((SELECT pg_catalog.array_agg(tgname::text || ':' || tgenabled::text ORDER BY tgname)
+             FROM pg_catalog.pg_trigger WHERE tgrelid = 'pgsem.quotas'::regclass),
+          ARRAY['quotas_changed:A', 'quotas_not_replicated:A', 'quotas_truncated:A'],
+          'pgsem.quotas tells every backend of a change and drops what logical replication brings');
 SELECT has_table('pgsem', 'declarations', 'table pgsem.declarations exists');
 SELECT table_privs_are('pgsem', 'declarations', 'public', ARRAY[]::text[],
                        'PUBLIC has no privilege on table pgsem.declarations');
@@ -139,23 +148,23 @@ SELECT is((SELECT pg_catalog.array_agg(tgname::text || ':' || tgenabled::text OR
 ------------------------------------------------------------------------------------------------
 SELECT has_view('public', v, format('view %s exists', v))
   FROM unnest(ARRAY['sem_holders', 'sem_summary', 'sem_history', 'sem_waiters',
-                      'sem_declarations']) v;
+                      'sem_declarations', 'sem_quotas']) v;
 SELECT table_privs_are('public', v, 'public', ARRAY['SELECT'],
                        format('PUBLIC may SELECT %s and nothing else', v))
   FROM unnest(ARRAY['sem_holders', 'sem_summary', 'sem_history', 'sem_waiters',
-                      'sem_declarations']) v;
+                      'sem_declarations', 'sem_quotas']) v;
 SELECT table_privs_are('public', v, 'pgtap_plain', ARRAY['SELECT'],
                        format('an ordinary role may SELECT %s and nothing else', v))
   FROM unnest(ARRAY['sem_holders', 'sem_summary', 'sem_history', 'sem_waiters',
-                      'sem_declarations']) v;
+                      'sem_declarations', 'sem_quotas']) v;
 SELECT ok(has_table_privilege('pgtap_plain', format('public.%I', v), 'SELECT'),
           format('has_table_privilege(ordinary role, %s, SELECT)', v))
   FROM unnest(ARRAY['sem_holders', 'sem_summary', 'sem_history', 'sem_waiters',
-                      'sem_declarations']) v;
+                      'sem_declarations', 'sem_quotas']) v;
 SELECT is(obj_description(format('public.%I', v)::regclass, 'pg_class') IS NOT NULL, true,
           format('view %s has a COMMENT', v))
   FROM unnest(ARRAY['sem_holders', 'sem_summary', 'sem_history', 'sem_waiters',
-                      'sem_declarations']) v;
+                      'sem_declarations', 'sem_quotas']) v;
 
 SELECT columns_are('public', 'sem_holders',
     ARRAY['name', 'slot', 'id', 'claimed_at', 'expires_at', 'pid', 'role', 'application_name',
@@ -173,6 +182,8 @@ SELECT columns_are('public', 'sem_declarations',
     ARRAY['name', 'is_prefix', 'n', 'peak_n', 'max_lease', 'max_wait', 'owner', 'may_claim',
           'declared_at', 'changed_at'],
     'sem_declarations has the expected columns');
+SELECT columns_are('public', 'sem_quotas', ARRAY['role', 'max_claims', 'max_waiters', 'changed_at'],
+    'sem_quotas has the expected columns');
 SELECT columns_are('public', 'sem_history',
     ARRAY['id', 'name', 'slot', 'n', 'claimed_at', 'expires_at', 'lease', 'status', 'ended_at',
           'pid', 'role', 'application_name', 'permits'],
@@ -228,8 +239,8 @@ SELECT results_eq(
         JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
         JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'pgsem'
        WHERE p.pronamespace = 'public'::regnamespace$$,
-    $$VALUES (30::bigint, true)$$,
-    'has_function_privilege: the ordinary role may execute all 30 pgsem API functions');
+    $$VALUES (31::bigint, true)$$,
+    'has_function_privilege: the ordinary role may execute all 31 pgsem API functions');
 SELECT is((SELECT count(*) FROM pg_proc p
              JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid
                              AND d.deptype = 'e'
@@ -246,7 +257,7 @@ SELECT is((SELECT count(*) FROM pg_proc p
 SET LOCAL ROLE pgtap_plain;
 SELECT lives_ok(format('SELECT * FROM public.%I', v), format('an ordinary role reads %s', v))
   FROM unnest(ARRAY['sem_holders', 'sem_summary', 'sem_history', 'sem_waiters',
-                      'sem_declarations']) v;
+                      'sem_declarations', 'sem_quotas']) v;
 SELECT lives_ok(q, 'an ordinary role calls ' || q)
   FROM unnest(ARRAY[$$SELECT fnv1a_64('k')$$, $$SELECT sem_held(-1)$$,
                     $$SELECT sem_release(-1)$$]) q;

@@ -6,7 +6,7 @@
 -- isolation spec sem_declared_capacity.)
 \set ON_ERROR_STOP 1
 BEGIN;
-SELECT plan(49);
+SELECT plan(58);
 
 CREATE ROLE pgtap_d_app;
 CREATE ROLE pgtap_d_group;
@@ -95,6 +95,21 @@ SELECT is(sem_claim_xact('pgtap-own', 2), 0,
 SELECT is(sem_claim_xact('pgtap-own'), NULL, 'and then three hold: the declared n is full');
 SELECT is((SELECT count(*) FILTER (WHERE sem_release_session('pgtap-own', s))
              FROM generate_series(3, 4) s), 2::bigint, 'the holders above n release');
+
+-- 4c. Undeclaring a name moves it under a prefix: for its holders that is a lowering too.
+SELECT lives_ok($$SELECT sem_declare('pgtap-ten:*', 2)$$, 'prefix pgtap-ten:* declared with n = 2');
+SELECT lives_ok($$SELECT sem_declare('pgtap-ten:7', 10)$$, 'and pgtap-ten:7 with n = 10');
+SELECT is((SELECT count(sem_claim_session('pgtap-ten:7')) FROM generate_series(1, 5)), 5::bigint,
+          'five hold pgtap-ten:7');
+SELECT ok(sem_undeclare('pgtap-ten:7'), 'pgtap-ten:7 undeclared: it falls under pgtap-ten:*');
+SELECT is((SELECT peak_n FROM sem_declarations WHERE name = 'pgtap-ten:*'), 10,
+          'the prefix counts its holders, up to the n it had');
+SELECT is((SELECT count(*) FILTER (WHERE sem_release_session('pgtap-ten:7', s))
+             FROM generate_series(0, 2) s), 3::bigint, 'three release');
+SELECT is(sem_claim_xact('pgtap-ten:7'), NULL, 'two still hold: no claim under n = 2');
+SELECT is((SELECT count(*) FILTER (WHERE sem_release_session('pgtap-ten:7', s))
+             FROM generate_series(3, 4) s), 2::bigint, 'the last two release');
+SELECT is(sem_claim_xact('pgtap-ten:7'), 0, 'now a claim gets in');
 
 -- 5. A new declaration may not take names from another owner's prefix.
 CREATE ROLE pgtap_d_dbo;

@@ -1,22 +1,27 @@
--- pgTAP: quotas per role -- pgsem.max_claims_per_role counts the live claims of the claiming role
--- (leases, transaction and session claims, sets, each permit) and refuses the one over it with
--- 53400, naming the quota; only a superuser sets it. One transaction, rolled back. (Several
--- sessions of one role, and the waiters quota: isolation spec sem_role_quotas.)
+-- pgTAP: quotas per role -- sem_set_quota bounds the live claims of a role (leases, transaction
+-- and session claims, sets, each permit) and refuses the one over it with 53400, naming the
+-- quota; only a superuser sets it; the role that claims is the one counted, SET ROLE included.
+-- One transaction, rolled back. (Several sessions of one role, and the waiters quota: isolation
+-- spec sem_role_quotas.)
 \set ON_ERROR_STOP 1
 BEGIN;
-SELECT plan(19);
+SELECT plan(27);
 
 CREATE ROLE pgtap_q_app;
 CREATE ROLE pgtap_q_other;
+CREATE ROLE pgtap_q_group;
+GRANT pgtap_q_group TO pgtap_q_other;
 
 -- 1. Each kind counts, each permit counts.
-SET LOCAL pgsem.max_claims_per_role = 4;
+SELECT lives_ok($$SELECT sem_set_quota('pgtap_q_app', 4)$$, 'a superuser gives pgtap_q_app a quota of 4');
+SELECT is((SELECT max_claims || '/' || coalesce(max_waiters::text, 'none') FROM sem_quotas
+            WHERE role = 'pgtap_q_app'::regrole), '4/none', 'sem_quotas shows it');
 SET ROLE pgtap_q_app;
 SELECT isnt(sem_claim('pgtap-q1', 5, '1 minute'), NULL, 'a lease: 1 of 4');
 SELECT isnt(sem_claim_xact('pgtap-q1', 5), NULL, 'a transaction claim: 2 of 4');
 SELECT isnt(sem_claim_session('pgtap-q2', 5), NULL, 'a session claim: 3 of 4');
 SELECT throws_ok($$SELECT sem_claim('pgtap-q3', 5, '1 minute', permits => 2)$$, '53400',
-                 'pgsem: role "pgtap_q_app" has reached its quota of live claims (pgsem.max_claims_per_role = 4)',
+                 'pgsem: role "pgtap_q_app" has reached its quota of live claims (max_claims = 4)',
                  'two permits more would be 5: 53400, naming the quota and its value');
 SELECT throws_ok($$SELECT sem_claim_all(ARRAY['pgtap-q3', 'pgtap-q4'], ARRAY[5, 5])$$, '53400',
                  NULL, 'a set on two semaphores counts two');
@@ -28,32 +33,46 @@ SELECT throws_ok($$SELECT sem_claim_xact('pgtap-q4', 5, wait => '1 second')$$, '
 SELECT is((SELECT count(*) FROM sem_holders WHERE role = 'pgtap_q_app'::regrole), 4::bigint,
           'nothing was taken by the refused claims');
 
--- 2. A release makes room; another role has its own count.
+-- 2. A release makes room, and so does a rolled-back savepoint.
 SELECT ok(sem_release_session('pgtap-q2', 0), 'the session claim is released');
-SELECT isnt(sem_claim('pgtap-q4', 5, '1 minute'), NULL, 'and a new claim fits again');
+SAVEPOINT before_claim;
+SELECT isnt(sem_claim_xact('pgtap-q5', 5), NULL, 'a transaction claim in a savepoint fits');
+ROLLBACK TO SAVEPOINT before_claim;
+SELECT isnt(sem_claim('pgtap-q4', 5, '1 minute'), NULL,
+            'rolled back with its savepoint, it no longer counts: a new claim fits');
+SELECT throws_ok($$SELECT sem_claim('pgtap-q6', 5, '1 minute')$$, '53400', NULL,
+                 'and the quota is full again');
+
+-- 3. The role that claims is counted, under its own quota.
+RESET ROLE;
+SELECT lives_ok($$SELECT sem_set_quota('pgtap_q_group', 1)$$, 'the group gets a quota of 1');
 SET ROLE pgtap_q_other;
-SELECT isnt(sem_claim('pgtap-q4', 5, '1 minute', permits => 4), NULL,
-            'another role under the same setting counts its own claims only');
-SELECT throws_ok($$SELECT sem_claim_xact('pgtap-q1', 5)$$, '53400', NULL,
-                 'and is refused at its own fifth');
+SELECT isnt(sem_claim('pgtap-q7', 5, '1 minute', permits => 5), NULL,
+            'a role without a quota claims what it likes');
+SET ROLE pgtap_q_group;
+SELECT isnt(sem_claim('pgtap-q7', 6, '1 minute'), NULL,
+            'after SET ROLE to the group, the group''s claims count: 1 of 1');
+SELECT throws_ok($$SELECT sem_claim('pgtap-q8', 5, '1 minute')$$, '53400', NULL,
+                 'and its second is refused');
 RESET ROLE;
 
--- 3. 0 is no quota; only a superuser sets it.
-SET LOCAL pgsem.max_claims_per_role = 0;
+-- 4. NULL is no maximum, 0 is none at all; only a superuser sets quotas.
+SELECT lives_ok($$SELECT sem_set_quota('pgtap_q_app', NULL, 0)$$,
+                'pgtap_q_app: no maximum of claims, no waiting at all');
 SET ROLE pgtap_q_app;
-SELECT isnt(sem_claim_session('pgtap-q5', 5), NULL, '0: no quota');
-SELECT throws_ok($$SET pgsem.max_claims_per_role = 100$$, '42501', NULL,
+SELECT isnt(sem_claim_session('pgtap-q9', 5), NULL, 'NULL: no claims quota');
+SELECT throws_ok($$SELECT sem_set_quota('pgtap_q_app', 100)$$, '42501', NULL,
                  'a role cannot set its own quota');
-SELECT throws_ok($$SET pgsem.max_waiters_per_role = 100$$, '42501', NULL,
-                 'nor its waiters quota');
-SELECT throws_ok($$ALTER ROLE pgtap_q_app SET pgsem.max_claims_per_role = 100$$, '42501', NULL,
-                 'nor give itself one with ALTER ROLE');
+SELECT throws_ok($$SET pgsem.max_claims_per_role = 100$$, '42602', NULL,
+                 'and no setting of pgsem''s names one');
 RESET ROLE;
-SELECT lives_ok($$ALTER ROLE pgtap_q_app SET pgsem.max_claims_per_role = 2$$,
-                'a superuser sets it per role with ALTER ROLE');
-SELECT is((SELECT setconfig FROM pg_db_role_setting
-            WHERE setrole = 'pgtap_q_app'::regrole AND setdatabase = 0),
-          ARRAY['pgsem.max_claims_per_role=2'], 'where every new session of the role reads it');
+SELECT throws_ok($$SELECT sem_set_quota('pgtap_q_app', -1)$$, '22023', NULL,
+                 'a negative maximum: 22023');
+SELECT throws_ok($$SELECT sem_set_quota(0::oid::regrole, 1)$$, '42704', NULL,
+                 'an unknown role: 42704');
+SELECT lives_ok($$SELECT sem_set_quota('pgtap_q_app', NULL, NULL)$$, 'both NULL: no quota');
+SELECT is((SELECT count(*) FROM sem_quotas WHERE role = 'pgtap_q_app'::regrole), 0::bigint,
+          'and the row is gone');
 
 SELECT * FROM finish();
 ROLLBACK;

@@ -77,7 +77,8 @@ bool undeclare(const text *pattern) {
     Declaration found{};
     if (!declarations_lock(pattern, &found)) return false;
     require_owner("sem_undeclare()", found);
-    return declarations_delete(pattern);
+    const Declaration *covering = find_covering_prefix(pattern);
+    return declarations_delete(pattern, covering != nullptr ? pstrdup(covering->pattern) : nullptr);
 }
 
 void set_claim_right(const char *function, const text *pattern, Oid grantee, bool granted) {

@@ -2,6 +2,7 @@
 #include "pg/base/boundary.hpp"
 #include "pg/claim/role_quotas.hpp"
 #include "pg/store/locks.hpp"
+#include "pg/store/quotas.hpp"
 #include "pg/store/registry.hpp"
 
 namespace pgsem {
@@ -46,8 +47,10 @@ int32 count_leases(ClaimsTable *table, Oid role) {
 }  // namespace
 
 QuotaHold hold_claims_quota(ClaimsTable *table, ClaimKind kind, int32 permits) {
-    if (max_claims_per_role <= 0) return QuotaHold{nullptr};
     const Oid role = GetUserId();
+    RoleQuota quota;
+    if (!find_role_quota(role, &quota) || quota.max_claims < 0) return QuotaHold{nullptr};
+    const int32 max_claims = quota.max_claims;  // 0: no claims at all
     const QuotaHold hold{quota_mutex_name(role)};
     (void)lock_slot_mutex(hold.mutex_name, -1, true);
     RoleTally tally;
@@ -57,15 +60,15 @@ QuotaHold hold_claims_quota(ClaimsTable *table, ClaimKind kind, int32 permits) {
                 (errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
                  errmsg("pgsem: a session under a claims quota holds at most 16 transaction and "
                         "session claims (slots) at once"),
-                 errdetail("Role \"%s\" has pgsem.max_claims_per_role = %d; its claims are "
-                           "counted from what each session lists.",
-                           current_role_name(), max_claims_per_role)));
+                 errdetail("Role \"%s\" has a quota of %d live claims (sem_quotas); its claims "
+                           "are counted from what each session lists.",
+                           current_role_name(), max_claims)));
     const int64 live = static_cast<int64>(tally.claims) + count_leases(table, role);
-    if (live + permits > max_claims_per_role)
+    if (live + permits > max_claims)
         ereport(ERROR, (errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
                         errmsg("pgsem: role \"%s\" has reached its quota of live claims "
-                               "(pgsem.max_claims_per_role = %d)",
-                               current_role_name(), max_claims_per_role),
+                               "(max_claims = %d)",
+                               current_role_name(), max_claims),
                         errdetail("It holds %lld live claim slots; this claim asks for %d more.",
                                   static_cast<long long>(live), permits),
                         errhint("Release claims first, or ask a superuser to raise the quota.")));
@@ -77,8 +80,10 @@ void let_go_of_claims_quota(const QuotaHold &hold) {
 }
 
 void require_waiters_quota() {
-    if (max_waiters_per_role <= 0) return;
     const Oid role = GetUserId();
+    RoleQuota quota;
+    if (!find_role_quota(role, &quota) || quota.max_waiters < 0) return;
+    const int32 max_waiters = quota.max_waiters;
     const text *mutex_name = quota_mutex_name(role);
     // Under the mutex, this backend's wait (noted already) and the count of the others': of two
     // that note theirs at once, the second to count sees the first.
@@ -86,13 +91,24 @@ void require_waiters_quota() {
     RoleTally tally;
     if (!registry_tally_role(role, &tally)) raise_registry_out_of_reach("waits");
     unlock_slot_mutex(mutex_name, -1);
-    if (tally.waits >= max_waiters_per_role)
+    if (tally.waits >= max_waiters)
         ereport(ERROR, (errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
                         errmsg("pgsem: role \"%s\" has reached its quota of waiters "
-                               "(pgsem.max_waiters_per_role = %d)",
-                               current_role_name(), max_waiters_per_role),
+                               "(max_waiters = %d)",
+                               current_role_name(), max_waiters),
                         errdetail("%d other sessions of the role wait for a slot.", tally.waits),
                         errhint("Claim without waiting, or ask a superuser to raise the quota.")));
+}
+
+void set_role_quota(Oid role, const int32 *max_claims, const int32 *max_waiters) {
+    if (!superuser())
+        ereport(ERROR,
+                (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+                 errmsg("sem_set_quota(): permission denied to set the quota of role \"%s\"",
+                        GetUserNameFromId(role, false)),
+                 errdetail("Quotas bound roles that may not raise their own: only superusers "
+                           "set them.")));
+    quotas_set(role, max_claims, max_waiters);
 }
 
 }  // namespace pgsem

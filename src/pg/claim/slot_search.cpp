@@ -147,16 +147,29 @@ bool slot_rows_free(ClaimsTable *table, const SlotRequest &request, int32 slot, 
 int32 holders_above_n(ClaimsTable *table, const SlotRequest &request, SlotGrant *grant) {
     const TimestampTz now = GetCurrentTimestamp();
     int32 held = 0;
+    // Leases: one range read of the slots above n, which only held (or expired) slots have rows
+    // in; a slot counts once, whatever versions it shows.
+    int32 last_counted = -1;
+    ClaimScan scan;
+    ClaimRow row;
+    slot_scan_begin(table, &scan, request.name, request.declared_n, request.peak_n);
+    while (claim_scan_next(&scan, &row)) {
+        if (row.slot == last_counted) continue;
+        core::Occupancy occ = occupancy(row, now);
+        if (occ == core::Occupancy::kExpired && locked_by_open_transaction(scan))
+            occ = core::Occupancy::kHeld;
+        else if (occ == core::Occupancy::kHeld)
+            note_expiry(row, grant);  // a lease there that runs out is room no release makes
+        if (occ != core::Occupancy::kHeld) continue;
+        ++held;
+        last_counted = row.slot;
+    }
+    claim_scan_end(&scan);
+    // Transaction and session claims: a probe per slot, only if anybody holds one of this name.
+    if (!name_has_lock_claims(request.name)) return held;
     for (int32 slot = request.declared_n; slot < request.peak_n; ++slot) {
         CHECK_FOR_INTERRUPTS();
-        SlotView view;
-        if (slot_held_by_lock(request.name, slot)) {
-            ++held;
-            continue;
-        }
-        // A lease there that runs out is room that needs no release: its expiry is noted.
-        read_slot(table, request, slot, now, &view, grant);
-        if (view.held) ++held;
+        if (slot_held_by_lock(request.name, slot)) ++held;
     }
     return held;
 }

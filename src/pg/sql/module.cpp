@@ -3,10 +3,10 @@
 #include "core/arguments.hpp"
 #include "pg/base/boundary.hpp"
 #include "pg/claim/declared_limits.hpp"
-#include "pg/claim/role_quotas.hpp"
 #include "pg/claim/waiting_line.hpp"
 #include "pg/store/claims_table.hpp"
 #include "pg/store/declarations.hpp"
+#include "pg/store/quotas.hpp"
 #include "pg/store/registry.hpp"
 #include "pg/store/release_epochs.hpp"
 #include "pg/xact/history_pruning.hpp"
@@ -22,8 +22,6 @@ namespace pgsem {
 int history_retention_seconds = 86400;
 int first_waiter_recheck_ms = 1000;
 bool require_declared = false;
-int max_claims_per_role = 0;
-int max_waiters_per_role = 0;
 }  // namespace pgsem
 
 void _PG_init(void) {
@@ -45,18 +43,6 @@ void _PG_init(void) {
         "pgsem.require_declared", "Refuses claims on semaphores nobody declared (sem_declare).",
         "Off: an undeclared name is claimed with the caller's own n, as before 1.2.",
         &pgsem::require_declared, false, PGC_SUSET, 0, nullptr, nullptr, nullptr);
-    DefineCustomIntVariable(
-        "pgsem.max_claims_per_role",
-        "The most live claims (slots: every kind, each permit) the claiming role may hold.",
-        "Counted over all of the role's sessions in the database; set per role with ALTER ROLE "
-        "... SET. 0: no quota.",
-        &pgsem::max_claims_per_role, 0, 0, 1000000, PGC_SUSET, 0, nullptr, nullptr, nullptr);
-    DefineCustomIntVariable(
-        "pgsem.max_waiters_per_role",
-        "The most sessions of the claiming role that may wait for a slot at once.",
-        "Counted over all of the role's sessions in the database; set per role with ALTER ROLE "
-        "... SET. 0: no quota.",
-        &pgsem::max_waiters_per_role, 0, 0, 1000000, PGC_SUSET, 0, nullptr, nullptr, nullptr);
     MarkGUCPrefixReserved("pgsem");
     pgsem::install_registry_shmem_hooks();
     pgsem::install_release_epochs_shmem_hooks();
@@ -64,4 +50,5 @@ void _PG_init(void) {
     pgsem::install_transaction_events();
     pgsem::install_claims_cache_invalidation();
     pgsem::install_declarations_cache_invalidation();
+    pgsem::install_quotas_cache_invalidation();
 }

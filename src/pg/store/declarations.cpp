@@ -2,6 +2,7 @@
 #include "pg/base/argument_checks.hpp"
 #include "pg/base/boundary.hpp"
 #include "pg/store/declarations.hpp"
+#include "pg/store/owner_writes.hpp"
 
 namespace pgsem {
 
@@ -9,7 +10,6 @@ static_assert(std::is_trivially_destructible_v<core::PatternEntry>);
 
 namespace {
 
-constexpr const char *kSchema = "pgsem";
 constexpr const char *kTable = "declarations";
 
 // The copy of the table, in a memory context of its own under CacheMemoryContext.
@@ -31,8 +31,7 @@ void forget_copy(Datum /*arg*/, Oid relid) {
 }
 
 Oid declarations_relid() {
-    const Oid nsp = get_namespace_oid(kSchema, true);
-    return OidIsValid(nsp) ? get_relname_relid(kTable, nsp) : InvalidOid;
+    return pgsem_table_relid(kTable);
 }
 
 // Column numbers by name: the table is the extension's, but a reader that trusts positions
@@ -206,49 +205,6 @@ void declarations_changed(Oid relid) {
 
 namespace {
 
-// Runs `sql` through SPI as the owner of pgsem.declarations, with search_path pinned: callers are
-// ordinary roles, whose rights were checked above this floor, and who hold no privilege on the
-// table. Every name in `sql` is schema-qualified anyway.
-struct AsOwner {
-    Oid saved_user;
-    int saved_context;
-    int guc_level;
-};
-
-AsOwner become_owner() {
-    const Oid relid = declarations_relid();
-    if (!OidIsValid(relid))
-        ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-                        errmsg("pgsem: declarations need the SQL objects of pgsem 1.2"),
-                        errhint("Run ALTER EXTENSION pgsem UPDATE.")));
-    HeapTuple tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
-    if (!HeapTupleIsValid(tuple)) elog(ERROR, "pgsem: cache lookup failed for relation %u", relid);
-    const Oid owner = reinterpret_cast<Form_pg_class>(GETSTRUCT(tuple))->relowner;
-    ReleaseSysCache(tuple);
-    AsOwner as{};
-    GetUserIdAndSecContext(&as.saved_user, &as.saved_context);
-    SetUserIdAndSecContext(
-        owner, as.saved_context | SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
-    as.guc_level = NewGUCNestLevel();
-    (void)set_config_option("search_path", "pg_catalog, pg_temp", PGC_USERSET, PGC_S_SESSION,
-                            GUC_ACTION_SAVE, true, 0, false);
-    if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pgsem: SPI_connect failed");
-    return as;
-}
-
-// An error on the way leaves all three to the transaction's abort, which restores them.
-void back_to_caller(const AsOwner &as) {
-    SPI_finish();
-    AtEOXact_GUC(true, as.guc_level);
-    SetUserIdAndSecContext(as.saved_user, as.saved_context);
-}
-
-int run(const char *sql, int nargs, Oid *types, Datum *values, const char *nulls, int expected) {
-    const int rc = SPI_execute_with_args(sql, nargs, types, values, nulls, false, 0);
-    if (rc != expected) elog(ERROR, "pgsem: \"%s\" failed: %s", sql, SPI_result_code_string(rc));
-    return static_cast<int>(SPI_processed);
-}
-
 Datum interval_or_null(const Interval *i, char *null_flag) {
     *null_flag = i == nullptr ? 'n' : ' ';
     return i == nullptr ? Datum(0) : IntervalPGetDatum(i);
@@ -258,18 +214,18 @@ Datum interval_or_null(const Interval *i, char *null_flag) {
 
 bool declarations_lock(const text *pattern, Declaration *found) {
     const MemoryContext caller = CurrentMemoryContext;  // *found is the caller's, not SPI's
-    const AsOwner as = become_owner();
+    const OwnerWrite as = begin_owner_write(kTable, "pgsem 1.2");
     Oid types[] = {TEXTOID};
     Datum values[] = {PointerGetDatum(pattern)};
-    const int rows =
-        run("SELECT pattern, n, peak_n, max_lease, max_wait, owner, public_claims, grantees"
-            "  FROM pgsem.declarations WHERE pattern OPERATOR(pg_catalog.=) $1 FOR UPDATE",
-            1, types, values, nullptr, SPI_OK_SELECT);
+    const int rows = owner_write_run(
+        "SELECT pattern, n, peak_n, max_lease, max_wait, owner, public_claims, grantees"
+        "  FROM pgsem.declarations WHERE pattern OPERATOR(pg_catalog.=) $1 FOR UPDATE",
+        1, types, values, nullptr, SPI_OK_SELECT);
     if (rows > 0) {
         const TupleDesc desc = SPI_tuptable->tupdesc;
         read_declaration(SPI_tuptable->vals[0], desc, columns(desc), caller, found);
     }
-    back_to_caller(as);
+    end_owner_write(as);
     return rows > 0;
 }
 
@@ -286,64 +242,84 @@ bool declarations_lock(const text *pattern, Declaration *found) {
 
 bool declarations_insert(const text *pattern, int32 n, const Interval *max_lease,
                          const Interval *max_wait, Oid owner) {
-    const AsOwner as = become_owner();
+    const OwnerWrite as = begin_owner_write(kTable, "pgsem 1.2");
     Oid types[] = {TEXTOID, INT4OID, INTERVALOID, INTERVALOID, OIDOID};
     char nulls[] = "     ";
     Datum values[] = {PointerGetDatum(pattern), Int32GetDatum(n),
                       interval_or_null(max_lease, &nulls[2]), interval_or_null(max_wait, &nulls[3]),
                       ObjectIdGetDatum(owner)};
-    const int rows =
-        run("INSERT INTO pgsem.declarations (pattern, n, peak_n, max_lease, max_wait, owner)"
-            " VALUES ($1, $2, NULLIF(GREATEST($2, " PGSEM_HELD_TOP
-            "), $2),"
-            "         $3, $4, $5::pg_catalog.regrole)"
-            " ON CONFLICT (pattern) DO NOTHING",
-            5, types, values, nulls, SPI_OK_INSERT);
-    back_to_caller(as);
+    const int rows = owner_write_run(
+        "INSERT INTO pgsem.declarations (pattern, n, peak_n, max_lease, max_wait, owner)"
+        " VALUES ($1, $2, NULLIF(GREATEST($2, " PGSEM_HELD_TOP
+        "), $2),"
+        "         $3, $4, $5::pg_catalog.regrole)"
+        " ON CONFLICT (pattern) DO NOTHING",
+        5, types, values, nulls, SPI_OK_INSERT);
+    end_owner_write(as);
     return rows > 0;
 }
 
 void declarations_update(const text *pattern, int32 n, const Interval *max_lease,
                          const Interval *max_wait) {
-    const AsOwner as = become_owner();
+    const OwnerWrite as = begin_owner_write(kTable, "pgsem 1.2");
     Oid types[] = {TEXTOID, INT4OID, INTERVALOID, INTERVALOID};
     char nulls[] = "    ";
     Datum values[] = {PointerGetDatum(pattern), Int32GetDatum(n),
                       interval_or_null(max_lease, &nulls[2]),
                       interval_or_null(max_wait, &nulls[3])};
-    run("UPDATE pgsem.declarations d SET n = $2, max_lease = $3, max_wait = $4,"
+    owner_write_run(
+        "UPDATE pgsem.declarations d SET n = $2, max_lease = $3, max_wait = $4,"
         "     peak_n = NULLIF(GREATEST($2, " PGSEM_HELD_TOP
         ","
         "         CASE WHEN $2 OPERATOR(pg_catalog.<) d.n THEN GREATEST(d.n, d.peak_n) END), $2),"
         "     changed_at = pg_catalog.now()"
         " WHERE pattern OPERATOR(pg_catalog.=) $1",
         4, types, values, nulls, SPI_OK_UPDATE);
-    back_to_caller(as);
+    end_owner_write(as);
+}
+
+bool declarations_delete(const text *pattern, const char *covering) {
+    const OwnerWrite as = begin_owner_write(kTable, "pgsem 1.2");
+    Oid types[] = {TEXTOID, TEXTOID, INT4OID};
+    Datum values[] = {PointerGetDatum(pattern), Datum(0), Datum(0)};
+    const bool deleted =
+        owner_write_run(
+            "DELETE FROM pgsem.declarations WHERE pattern OPERATOR(pg_catalog.=) $1"
+            " RETURNING n",
+            1, types, values, nullptr, SPI_OK_DELETE_RETURNING) > 0;
+    if (deleted && covering != nullptr) {
+        bool isnull = false;
+        values[1] = CStringGetTextDatum(covering);
+        values[2] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+        // The names go under the covering prefix, with its n: for them that is a lowering (or a
+        // raise), so the prefix's peak_n takes their holders and the n they had.
+        (void)owner_write_run(
+            "UPDATE pgsem.declarations d"
+            "   SET peak_n = NULLIF(GREATEST(d.n, d.peak_n, $3, " PGSEM_HELD_TOP
+            "), d.n),"
+            "       changed_at = pg_catalog.now()"
+            " WHERE d.pattern OPERATOR(pg_catalog.=) $2",
+            3, types, values, nullptr, SPI_OK_UPDATE);
+    }
+    end_owner_write(as);
+    return deleted;
 }
 
 #undef PGSEM_HELD_TOP
 
-bool declarations_delete(const text *pattern) {
-    const AsOwner as = become_owner();
-    Oid types[] = {TEXTOID};
-    Datum values[] = {PointerGetDatum(pattern)};
-    const int rows = run("DELETE FROM pgsem.declarations WHERE pattern OPERATOR(pg_catalog.=) $1",
-                         1, types, values, nullptr, SPI_OK_DELETE);
-    back_to_caller(as);
-    return rows > 0;
-}
-
 void declarations_set_grant(const text *pattern, Oid grantee, bool granted) {
-    const AsOwner as = become_owner();
+    const OwnerWrite as = begin_owner_write(kTable, "pgsem 1.2");
     Oid types[] = {TEXTOID, OIDOID, BOOLOID};
     Datum values[] = {PointerGetDatum(pattern), ObjectIdGetDatum(grantee), BoolGetDatum(granted)};
     if (grantee == InvalidOid)
-        run("UPDATE pgsem.declarations SET public_claims = $3, changed_at = pg_catalog.now()"
+        owner_write_run(
+            "UPDATE pgsem.declarations SET public_claims = $3, changed_at = pg_catalog.now()"
             " WHERE pattern OPERATOR(pg_catalog.=) $1 AND $2 OPERATOR(pg_catalog.=) 0",
             3, types, values, nullptr, SPI_OK_UPDATE);
     else
         // Each role once, in the order granted.
-        run("UPDATE pgsem.declarations"
+        owner_write_run(
+            "UPDATE pgsem.declarations"
             " SET grantees = CASE WHEN $3 THEN pg_catalog.array_append("
             "       pg_catalog.array_remove(grantees, $2::pg_catalog.regrole),"
             "       $2::pg_catalog.regrole)"
@@ -351,7 +327,7 @@ void declarations_set_grant(const text *pattern, Oid grantee, bool granted) {
             "     changed_at = pg_catalog.now()"
             " WHERE pattern OPERATOR(pg_catalog.=) $1",
             3, types, values, nullptr, SPI_OK_UPDATE);
-    back_to_caller(as);
+    end_owner_write(as);
 }
 
 }  // namespace pgsem

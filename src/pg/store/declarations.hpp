@@ -56,7 +56,9 @@ bool declarations_insert(const text *pattern, int32 n, const Interval *max_lease
                          const Interval *max_wait, Oid owner);
 void declarations_update(const text *pattern, int32 n, const Interval *max_lease,
                          const Interval *max_wait);
-bool declarations_delete(const text *pattern);
+// Removes the declaration of `pattern`; its names fall under `covering` (a prefix declaration, or
+// nullptr), whose peak_n then counts their holders and the n they had. False if none.
+bool declarations_delete(const text *pattern, const char *covering);
 // Gives (`granted`) or takes the right to claim to `grantee`, InvalidOid meaning PUBLIC.
 void declarations_set_grant(const text *pattern, Oid grantee, bool granted);
 

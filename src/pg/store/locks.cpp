@@ -150,6 +150,15 @@ bool slot_held_by_lock(const text *name, int32 slot) {
     return result != LOCKACQUIRE_OK;                  // ALREADY_HELD: this backend holds it
 }
 
+bool name_has_lock_claims(const text *name) {
+    const LOCKTAG tag = name_tag(LockClass::kNameHolders, name);
+    if (LockHeldByMe(&tag, kNameHoldersMode)) return true;
+    // The holders a lock that conflicts with theirs would wait for; the list ends with an
+    // invalid entry.
+    const VirtualTransactionId *holders = GetLockConflicts(&tag, ExclusiveLock, nullptr);
+    return VirtualTransactionIdIsValid(holders[0]);
+}
+
 void take_name_holders(const text *name, bool session) {
     const LOCKTAG tag = name_tag(LockClass::kNameHolders, name);
     (void)LockAcquire(&tag, kNameHoldersMode, session, false);  // share: never waits

@@ -16,8 +16,9 @@ struct HeldSlot {
     int32 claim_slot;  // the lowest slot of its claim (a claim of several permits holds several);
                        // -1 until finish_lock_claim (the claim is being made)
     text *name;        // palloc'd copy
-    // Session claims only: the subtransaction that took it, until the top transaction commits
-    // (InvalidSubTransactionId once it has); a rollback of it takes the claim back.
+    // The subtransaction that took it (its parent once it commits; for session claims,
+    // InvalidSubTransactionId once the top transaction has committed): a rollback of it takes
+    // the claim back.
     SubTransactionId taken_in;
     // For the registry, which lists only so many claims per session and lists the others once
     // room frees up.
@@ -120,6 +121,20 @@ void release_unconfirmed_session_claims(SubTransactionId subtransaction) {
         end_session_claim(held.name, held.slot, session_lock_held(held));
         forget_session_claim(i);
     }
+}
+
+// A subtransaction that took transaction claims aborted: the lock manager let go of their locks
+// with it; the list and the registry (which quotas count) forget them too.
+void forget_aborted_transaction_claims(SubTransactionId subtransaction) {
+    bool forgot = false;
+    for (int i = transaction_claim_count - 1; i >= 0; --i) {
+        const HeldSlot &held = transaction_claims[i];
+        if (held.taken_in != subtransaction) continue;
+        registry_forget_claim(ClaimKind::kTransaction, held.name, held.slot);
+        transaction_claims[i] = transaction_claims[--transaction_claim_count];
+        forgot = true;
+    }
+    if (forgot) relist_claims();
 }
 
 void forget_transaction_claims() {
@@ -240,10 +255,13 @@ void held_claims_at_subtransaction_end(bool committed, SubTransactionId mine,
                                        SubTransactionId parent) {
     if (!committed) {
         release_unconfirmed_session_claims(mine);
+        forget_aborted_transaction_claims(mine);
         return;
     }
     for (int i = 0; i < session_claim_count; ++i)
         if (session_claims[i].taken_in == mine) session_claims[i].taken_in = parent;
+    for (int i = 0; i < transaction_claim_count; ++i)
+        if (transaction_claims[i].taken_in == mine) transaction_claims[i].taken_in = parent;
 }
 
 void held_claims_at_parallel_end() {

@@ -1,0 +1,45 @@
+#include "pg/store/owner_writes.hpp"
+
+namespace pgsem {
+
+Oid pgsem_table_relid(const char *table) {
+    const Oid nsp = get_namespace_oid("pgsem", true);
+    return OidIsValid(nsp) ? get_relname_relid(table, nsp) : InvalidOid;
+}
+
+OwnerWrite begin_owner_write(const char *table, const char *needs) {
+    const Oid relid = pgsem_table_relid(table);
+    if (!OidIsValid(relid))
+        ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                        errmsg("pgsem: table pgsem.%s is missing: this needs the SQL objects of %s",
+                               table, needs),
+                        errhint("Run ALTER EXTENSION pgsem UPDATE.")));
+    HeapTuple tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+    if (!HeapTupleIsValid(tuple)) elog(ERROR, "pgsem: cache lookup failed for relation %u", relid);
+    const Oid owner = reinterpret_cast<Form_pg_class>(GETSTRUCT(tuple))->relowner;
+    ReleaseSysCache(tuple);
+    OwnerWrite write{};
+    GetUserIdAndSecContext(&write.saved_user, &write.saved_context);
+    SetUserIdAndSecContext(
+        owner, write.saved_context | SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
+    write.guc_level = NewGUCNestLevel();
+    (void)set_config_option("search_path", "pg_catalog, pg_temp", PGC_USERSET, PGC_S_SESSION,
+                            GUC_ACTION_SAVE, true, 0, false);
+    if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pgsem: SPI_connect failed");
+    return write;
+}
+
+void end_owner_write(const OwnerWrite &write) {
+    SPI_finish();
+    AtEOXact_GUC(true, write.guc_level);
+    SetUserIdAndSecContext(write.saved_user, write.saved_context);
+}
+
+int owner_write_run(const char *sql, int nargs, Oid *types, Datum *values, const char *nulls,
+                    int expected) {
+    const int rc = SPI_execute_with_args(sql, nargs, types, values, nulls, false, 0);
+    if (rc != expected) elog(ERROR, "pgsem: \"%s\" failed: %s", sql, SPI_result_code_string(rc));
+    return static_cast<int>(SPI_processed);
+}
+
+}  // namespace pgsem
