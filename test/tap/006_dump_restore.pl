@@ -4,7 +4,8 @@
 # extension) brings the claims back as they were: a claim still within its lease is held in the
 # restored database until that lease runs out, and ids keep growing from where they were.
 # Declarations (1.2) come along too: the database owner's and a superuser's, with their limits,
-# owners and grants (roles by name), and they govern claims in the restored database.
+# owners and grants (roles by name), and they govern claims in the restored database; and so do
+# the quotas per role.
 use strict;
 use warnings;
 
@@ -40,6 +41,7 @@ is($declarations, "declared|3|00:10:00|00:00:01|$superuser|{app_workers}\n"
 	. "tenant:*|2|||app_owner|{PUBLIC}",
 	'a superuser and the database owner declared a semaphore each');
 
+app(q{SELECT sem_set_quota('worker', 5, 1)});
 is($node->safe_psql('appdb', q{SELECT rolsuper FROM pg_roles WHERE rolname = 'app_owner'}),
 	'f', 'the database owner is an ordinary role');
 my $dump = $node->basedir . '/appdb.dump';
@@ -94,6 +96,11 @@ like(restored_as('worker', q{SELECT sem_claim('declared', timeout => '1 hour')})
 	qr/above the declared maximum/, 'the restored maximum lease holds');
 is(restored_as('stranger', q{SELECT sem_claim('tenant:1') IS NOT NULL}), 't',
 	'PUBLIC may claim under the restored prefix');
+is(restored(q{SELECT role || ' ' || max_claims || ' ' || max_waiters FROM sem_quotas}),
+	'worker 5 1', 'the quota came along');
+like(restored_as('worker', q{SELECT sem_claim('tenant:2'), sem_claim('tenant:3'), sem_claim('tenant:4')}),
+	qr/reached its quota of live claims \(max_claims = 5\)/,
+	'and it holds there: with its 3 leases on "declared", the third of these is refused');
 
 $node->stop;
 done_testing();
