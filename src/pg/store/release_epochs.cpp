@@ -6,7 +6,10 @@ namespace pgsem {
 
 namespace {
 
-constexpr int kBuckets = 256;
+// 8 kB: fewer names share a bucket (and each other's second looks), and more than the lock
+// manager's tables take of the spare shared memory at a time, so that once they have taken it
+// the epochs surely find none (TAP 011 counts on that to reach the no-room path).
+constexpr int kBuckets = 1024;
 constexpr const char *kStructName = "pgsem release epochs";
 
 struct Bucket {
