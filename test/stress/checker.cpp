@@ -121,8 +121,9 @@ Verdict judge(const std::vector<Interval> &record) {
     std::map<std::string, Group> by_name;
     std::map<std::pair<std::string, int>, Group> by_slot;
     // An id on several intervals is one claim only if they are its slots -- several permits, on
-    // one semaphore or several (a set) -- held from one begin to one end, no slot twice.
-    // Anything else is an id granted twice.
+    // one semaphore or several (a set) -- held from one begin to one end, no slot twice. A set
+    // whose client never learned its slots (killed before it read them) has one interval per
+    // semaphore, slot unknown. Anything else is an id granted twice.
     std::map<long long, std::vector<const Interval *>> by_id;
     std::set<long long> reported;
     for (const Interval &interval : record) {
@@ -135,8 +136,8 @@ Verdict judge(const std::vector<Interval> &record) {
         bool permit = true;
         for (const Interval *other : same)
             permit = permit && other->begin == interval.begin && other->end == interval.end &&
-                     interval.slot >= 0 &&
-                     (other->name != interval.name || other->slot != interval.slot);
+                     (other->name != interval.name ||
+                      (interval.slot >= 0 && other->slot >= 0 && other->slot != interval.slot));
         if (!permit && reported.insert(interval.id).second)
             verdict.id_order.push_back("id " + std::to_string(interval.id) + " granted twice");
         same.push_back(&interval);
@@ -301,6 +302,14 @@ bool self_test() {
     std::vector<Interval> set{make_interval("a", 4, 0, 11, 0, 10),
                               make_interval("b", 2, 0, 11, 0, 10)};
     expect("a set (one id on two semaphores, one hold) passes", judge(set).id_order.empty());
+    const std::vector<Interval> unknown_slots{make_interval("a", 4, -1, 14, 0, 10),
+                                              make_interval("b", 2, -1, 14, 0, 10)};
+    expect("so does a set whose slots its client never learned",
+           judge(unknown_slots).id_order.empty());
+    const std::vector<Interval> unknown_twice{make_interval("a", 4, -1, 15, 0, 10),
+                                              make_interval("a", 4, -1, 15, 0, 10)};
+    expect("but one id twice on one semaphore, slots unknown, is found",
+           !judge(unknown_twice).id_order.empty());
     set.push_back(make_interval("b", 2, 1, 12, 2, 8));
     set.push_back(make_interval("b", 2, 1, 13, 3, 9));
     expect("and a semaphore of the set with a holder too many is found",
