@@ -5,7 +5,7 @@
 -- spec sem_role_quotas.)
 \set ON_ERROR_STOP 1
 BEGIN;
-SELECT plan(27);
+SELECT plan(31);
 
 CREATE ROLE pgtap_q_app;
 CREATE ROLE pgtap_q_other;
@@ -73,6 +73,18 @@ SELECT throws_ok($$SELECT sem_set_quota(0::oid::regrole, 1)$$, '42704', NULL,
 SELECT lives_ok($$SELECT sem_set_quota('pgtap_q_app', NULL, NULL)$$, 'both NULL: no quota');
 SELECT is((SELECT count(*) FROM sem_quotas WHERE role = 'pgtap_q_app'::regrole), 0::bigint,
           'and the row is gone');
+
+-- 5. A dropped role's quota can only be removed: a restore would give it to whichever role got
+-- that OID.
+CREATE ROLE pgtap_q_gone;
+SELECT lives_ok($$SELECT sem_set_quota('pgtap_q_gone', 1)$$, 'a role to drop gets a quota');
+SELECT 'pgtap_q_gone'::regrole::oid AS gone \gset
+DROP ROLE pgtap_q_gone;
+SELECT throws_ok(format('SELECT sem_set_quota(%s::oid::regrole, 5)', :gone), '42704', NULL,
+                 'once dropped, its quota cannot be set');
+SELECT lives_ok(format('SELECT sem_set_quota(%s::oid::regrole, NULL, NULL)', :gone),
+                'but it can be removed');
+SELECT is((SELECT count(*) FROM sem_quotas WHERE role::oid = :gone), 0::bigint, 'and is gone');
 
 SELECT * FROM finish();
 ROLLBACK;

@@ -14,6 +14,12 @@ const text *quota_mutex_name(Oid role) {
     return cstring_to_text(psprintf("pgsem quota of role %u", role));
 }
 
+// A role's name, or its OID as text once it has been dropped.
+const char *role_or_oid(Oid role) {
+    const char *name = GetUserNameFromId(role, true);
+    return name != nullptr ? name : psprintf("%u", role);
+}
+
 const char *current_role_name() {
     return GetUserNameFromId(GetUserId(), false);
 }
@@ -104,8 +110,8 @@ void set_role_quota(Oid role, const int32 *max_claims, const int32 *max_waiters)
     if (!superuser())
         ereport(ERROR,
                 (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-                 errmsg("sem_set_quota(): permission denied to set the quota of role \"%s\"",
-                        GetUserNameFromId(role, false)),
+                 errmsg("sem_set_quota(): permission denied to set the quota of role %s",
+                        quote_identifier(role_or_oid(role))),
                  errdetail("Quotas bound roles that may not raise their own: only superusers "
                            "set them.")));
     quotas_set(role, max_claims, max_waiters);

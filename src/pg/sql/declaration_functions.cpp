@@ -17,13 +17,15 @@ const text *pattern_argument(FunctionCallInfo fcinfo, const char *function) {
     return pattern;
 }
 
-Oid grantee_argument(FunctionCallInfo fcinfo, const char *function) {
+Oid grantee_argument(FunctionCallInfo fcinfo, const char *function, bool granted) {
     if (PG_ARGISNULL(1))
         ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
                         errmsg("%s: the grantee must not be null", function)));
     const Oid grantee = PG_GETARG_OID(1);
-    // regrole accepts any number: '-' is 0, and a dropped role's OID still casts.
-    if (!OidIsValid(grantee) || !SearchSysCacheExists1(AUTHOID, ObjectIdGetDatum(grantee)))
+    // regrole accepts any number: '-' is 0, and a dropped role's OID still casts. A dropped
+    // role's grant may only be revoked: it would go to whichever role a restore gives that OID.
+    if (!OidIsValid(grantee) ||
+        (granted && !SearchSysCacheExists1(AUTHOID, ObjectIdGetDatum(grantee))))
         ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT),
                         errmsg("%s: role with OID %u does not exist", function, grantee),
                         errhint("PUBLIC is granted with sem_grant_public(name).")));
@@ -32,7 +34,7 @@ Oid grantee_argument(FunctionCallInfo fcinfo, const char *function) {
 
 Datum set_right(FunctionCallInfo fcinfo, const char *function, bool to_public, bool granted) {
     const text *pattern = pattern_argument(fcinfo, function);
-    const Oid grantee = to_public ? InvalidOid : grantee_argument(fcinfo, function);
+    const Oid grantee = to_public ? InvalidOid : grantee_argument(fcinfo, function, granted);
     pgsem::set_claim_right(function, pattern, grantee, granted);
     PG_RETURN_VOID();
 }

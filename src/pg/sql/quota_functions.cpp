@@ -28,14 +28,18 @@ PGSEM_SQL_FUNCTION(pgsem_sem_set_quota) {
         ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
                         errmsg("%s: the role must not be null", kFunction)));
     const Oid role = PG_GETARG_OID(0);
-    // regrole accepts any number: '-' is 0, and a dropped role's OID still casts.
-    if (!OidIsValid(role) || !SearchSysCacheExists1(AUTHOID, ObjectIdGetDatum(role)))
-        ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT),
-                        errmsg("%s: role with OID %u does not exist", kFunction, role)));
     int32 claims = 0;
     int32 waiters = 0;
     const int32 *max_claims = maximum_argument(fcinfo, 1, "max_claims", &claims);
     const int32 *max_waiters = maximum_argument(fcinfo, 2, "max_waiters", &waiters);
+    // regrole accepts any number: '-' is 0, and a dropped role's OID still casts. A dropped
+    // role's quota may only be removed (both NULL): its row would go to whichever role a restore
+    // gives that OID.
+    const bool removal = max_claims == nullptr && max_waiters == nullptr;
+    if (!OidIsValid(role) ||
+        (!removal && !SearchSysCacheExists1(AUTHOID, ObjectIdGetDatum(role))))
+        ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT),
+                        errmsg("%s: role with OID %u does not exist", kFunction, role)));
     pgsem::set_role_quota(role, max_claims, max_waiters);
     PG_RETURN_VOID();
 }

@@ -93,7 +93,7 @@ bool slot_held_by_lock(const text *name, int32 slot);
 // The holders of a name: taken (share) beside every slot-holder lock; released with the last
 // of them, if held.
 // Whether any backend (this one included) holds a transaction or session claim of `name`: its
-// name-holders lock is held. Read from the lock table, taking no lock.
+// name-holders lock is held. A no-wait try of a conflicting mode, given back at once.
 bool name_has_lock_claims(const text *name);
 void take_name_holders(const text *name, bool session);
 void release_name_holders(const text *name, bool session);
