@@ -2,7 +2,7 @@
 #include "pg/base/argument_checks.hpp"
 #include "pg/base/boundary.hpp"
 #include "pg/store/declarations.hpp"
-#include "pg/store/owner_writes.hpp"
+#include "pg/store/config_tables.hpp"
 
 namespace pgsem {
 
@@ -34,28 +34,17 @@ Oid declarations_relid() {
     return pgsem_table_relid(kTable);
 }
 
-// Column numbers by name: the table is the extension's, but a reader that trusts positions
-// breaks silently when a later version adds a column.
+// Column numbers by name (config_tables.hpp says why).
 struct Columns {
     AttrNumber pattern, n, peak_n, max_lease, max_wait, owner, public_claims, grantees;
 };
 
-AttrNumber column(TupleDesc desc, const char *name) {
-    for (int i = 0; i < desc->natts; ++i) {
-        const Form_pg_attribute att = TupleDescAttr(desc, i);
-        if (!att->attisdropped && strcmp(NameStr(att->attname), name) == 0) return att->attnum;
-    }
-    ereport(ERROR,
-            (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-             errmsg("pgsem: table pgsem.declarations has no column \"%s\"", name),
-             errhint("Recreate the extension: DROP EXTENSION pgsem; CREATE EXTENSION pgsem;")));
-    return InvalidAttrNumber;
-}
-
 Columns columns(TupleDesc desc) {
-    return Columns{column(desc, "pattern"),       column(desc, "n"),        column(desc, "peak_n"),
-                   column(desc, "max_lease"),     column(desc, "max_wait"), column(desc, "owner"),
-                   column(desc, "public_claims"), column(desc, "grantees")};
+    return Columns{
+        config_column(desc, kTable, "pattern"),       config_column(desc, kTable, "n"),
+        config_column(desc, kTable, "peak_n"),        config_column(desc, kTable, "max_lease"),
+        config_column(desc, kTable, "max_wait"),      config_column(desc, kTable, "owner"),
+        config_column(desc, kTable, "public_claims"), config_column(desc, kTable, "grantees")};
 }
 
 // What the declaration keeps goes into `keep`; what reading it takes (a detoasted array, its
@@ -92,9 +81,34 @@ void read_declaration(HeapTuple tuple, TupleDesc desc, const Columns &cols, Memo
     }
 }
 
-// Loads the copy: every row, as the latest snapshot sees it (not the claim's own, which may be
-// older than a change committed since), under AccessShareLock for the read alone. The copy keeps
-// the declarations and their index; the scan's own memory goes in a context deleted after it.
+// Reading the rows: the copy keeps each declaration; what reading one takes (a detoasted array,
+// its elements) goes in a context emptied per row.
+struct Load {
+    Columns cols;
+    MemoryContext scratch;
+    MemoryContext row_context;
+    int room;
+};
+
+void load_columns(TupleDesc desc, void *arg) {
+    static_cast<Load *>(arg)->cols = columns(desc);
+}
+
+void load_row(HeapTuple tuple, TupleDesc desc, void *arg) {
+    auto *load = static_cast<Load *>(arg);
+    if (copy.count == load->room) {
+        load->room *= 2;
+        copy.declarations = static_cast<Declaration *>(
+            repalloc(copy.declarations, sizeof(Declaration) * load->room));
+    }
+    MemoryContextSwitchTo(load->row_context);
+    read_declaration(tuple, desc, load->cols, copy.context, &copy.declarations[copy.count++]);
+    MemoryContextSwitchTo(load->scratch);
+    MemoryContextReset(load->row_context);
+}
+
+// Loads the copy: every row (config_tables.hpp: config_scan). The copy keeps the declarations
+// and their index; the scan's own memory goes in a context deleted after it.
 void load_copy(Oid relid) {
     if (copy.context == nullptr)
         copy.context =
@@ -103,34 +117,16 @@ void load_copy(Oid relid) {
     copy.valid = false;
     copy.relid = relid;
     copy.count = copy.exact_count = copy.prefix_count = 0;
-    const MemoryContext scratch = AllocSetContextCreate(
-        CurrentMemoryContext, "pgsem declarations scan", ALLOCSET_DEFAULT_SIZES);
-    const MemoryContext row_context =
-        AllocSetContextCreate(scratch, "pgsem declaration row", ALLOCSET_SMALL_SIZES);
-    const MemoryContext caller = MemoryContextSwitchTo(scratch);
-    Relation rel = table_open(relid, AccessShareLock);
-    const TupleDesc desc = RelationGetDescr(rel);
-    const Columns cols = columns(desc);
-    Snapshot snapshot = RegisterSnapshot(GetLatestSnapshot());
-    TableScanDesc scan = table_beginscan(rel, snapshot, 0, nullptr);
-    int room = 8;
-    copy.declarations =
-        static_cast<Declaration *>(MemoryContextAlloc(copy.context, sizeof(Declaration) * room));
-    HeapTuple tuple;
-    while ((tuple = heap_getnext(scan, ForwardScanDirection)) != nullptr) {
-        if (copy.count == room) {
-            room *= 2;
-            copy.declarations =
-                static_cast<Declaration *>(repalloc(copy.declarations, sizeof(Declaration) * room));
-        }
-        MemoryContextSwitchTo(row_context);
-        read_declaration(tuple, desc, cols, copy.context, &copy.declarations[copy.count++]);
-        MemoryContextSwitchTo(scratch);
-        MemoryContextReset(row_context);
-    }
-    table_endscan(scan);
-    UnregisterSnapshot(snapshot);
-    table_close(rel, AccessShareLock);
+    Load load{};
+    load.scratch = AllocSetContextCreate(CurrentMemoryContext, "pgsem declarations scan",
+                                         ALLOCSET_DEFAULT_SIZES);
+    load.row_context =
+        AllocSetContextCreate(load.scratch, "pgsem declaration row", ALLOCSET_SMALL_SIZES);
+    load.room = 8;
+    const MemoryContext caller = MemoryContextSwitchTo(load.scratch);
+    copy.declarations = static_cast<Declaration *>(
+        MemoryContextAlloc(copy.context, sizeof(Declaration) * load.room));
+    config_scan(relid, load_columns, load_row, &load);
     MemoryContextSwitchTo(copy.context);
     copy.exact =
         static_cast<core::PatternEntry *>(palloc(sizeof(core::PatternEntry) * (copy.count + 1)));
@@ -147,7 +143,7 @@ void load_copy(Oid relid) {
     PGSEM_NOTHROW(core::sort_patterns(copy.exact, static_cast<std::size_t>(copy.exact_count)));
     PGSEM_NOTHROW(core::sort_patterns(copy.prefixes, static_cast<std::size_t>(copy.prefix_count)));
     MemoryContextSwitchTo(caller);
-    MemoryContextDelete(scratch);
+    MemoryContextDelete(load.scratch);
     copy.valid = true;
 }
 

@@ -1,4 +1,4 @@
-#include "pg/store/owner_writes.hpp"
+#include "pg/store/config_tables.hpp"
 #include "pg/store/quotas.hpp"
 
 namespace pgsem {
@@ -22,25 +22,38 @@ void forget_copy(Datum /*arg*/, Oid relid) {
     if (relid == InvalidOid || relid == copy.relid) copy.valid = false;
 }
 
-AttrNumber column(TupleDesc desc, const char *name) {
-    for (int i = 0; i < desc->natts; ++i) {
-        const Form_pg_attribute att = TupleDescAttr(desc, i);
-        if (!att->attisdropped && strcmp(NameStr(att->attname), name) == 0) return att->attnum;
-    }
-    ereport(ERROR,
-            (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-             errmsg("pgsem: table pgsem.quotas has no column \"%s\"", name),
-             errhint("Recreate the extension: DROP EXTENSION pgsem; CREATE EXTENSION pgsem;")));
-    return InvalidAttrNumber;
-}
-
 int32 int_or_none(HeapTuple tuple, AttrNumber att, TupleDesc desc) {
     bool isnull = false;
     const Datum v = heap_getattr(tuple, att, desc, &isnull);
     return isnull ? -1 : DatumGetInt32(v);
 }
 
-// Every row, as the latest snapshot sees it, under AccessShareLock for the read alone.
+struct QuotaColumns {
+    AttrNumber role, max_claims, max_waiters;
+    int room;
+};
+
+void quota_columns(TupleDesc desc, void *arg) {
+    auto *cols = static_cast<QuotaColumns *>(arg);
+    cols->role = config_column(desc, kTable, "role");
+    cols->max_claims = config_column(desc, kTable, "max_claims");
+    cols->max_waiters = config_column(desc, kTable, "max_waiters");
+}
+
+void quota_row(HeapTuple tuple, TupleDesc desc, void *arg) {
+    auto *cols = static_cast<QuotaColumns *>(arg);
+    if (copy.count == cols->room) {
+        cols->room *= 2;
+        copy.quotas =
+            static_cast<RoleQuota *>(repalloc(copy.quotas, sizeof(RoleQuota) * cols->room));
+    }
+    bool isnull = false;
+    RoleQuota &q = copy.quotas[copy.count++];
+    q.role = DatumGetObjectId(heap_getattr(tuple, cols->role, desc, &isnull));
+    q.max_claims = int_or_none(tuple, cols->max_claims, desc);
+    q.max_waiters = int_or_none(tuple, cols->max_waiters, desc);
+}
+
 void load_copy(Oid relid) {
     if (copy.context == nullptr)
         copy.context =
@@ -49,31 +62,10 @@ void load_copy(Oid relid) {
     copy.valid = false;
     copy.relid = relid;
     copy.count = 0;
-    Relation rel = table_open(relid, AccessShareLock);
-    const TupleDesc desc = RelationGetDescr(rel);
-    const AttrNumber role = column(desc, "role");
-    const AttrNumber max_claims = column(desc, "max_claims");
-    const AttrNumber max_waiters = column(desc, "max_waiters");
-    Snapshot snapshot = RegisterSnapshot(GetLatestSnapshot());
-    TableScanDesc scan = table_beginscan(rel, snapshot, 0, nullptr);
-    int room = 8;
+    QuotaColumns cols{InvalidAttrNumber, InvalidAttrNumber, InvalidAttrNumber, 8};
     copy.quotas =
-        static_cast<RoleQuota *>(MemoryContextAlloc(copy.context, sizeof(RoleQuota) * room));
-    HeapTuple tuple;
-    while ((tuple = heap_getnext(scan, ForwardScanDirection)) != nullptr) {
-        if (copy.count == room) {
-            room *= 2;
-            copy.quotas = static_cast<RoleQuota *>(repalloc(copy.quotas, sizeof(RoleQuota) * room));
-        }
-        bool isnull = false;
-        RoleQuota &q = copy.quotas[copy.count++];
-        q.role = DatumGetObjectId(heap_getattr(tuple, role, desc, &isnull));
-        q.max_claims = int_or_none(tuple, max_claims, desc);
-        q.max_waiters = int_or_none(tuple, max_waiters, desc);
-    }
-    table_endscan(scan);
-    UnregisterSnapshot(snapshot);
-    table_close(rel, AccessShareLock);
+        static_cast<RoleQuota *>(MemoryContextAlloc(copy.context, sizeof(RoleQuota) * cols.room));
+    config_scan(relid, quota_columns, quota_row, &cols);
     copy.valid = true;
 }
 

@@ -1,10 +1,36 @@
-#include "pg/store/owner_writes.hpp"
+#include "pg/store/config_tables.hpp"
 
 namespace pgsem {
 
 Oid pgsem_table_relid(const char *table) {
     const Oid nsp = get_namespace_oid("pgsem", true);
     return OidIsValid(nsp) ? get_relname_relid(table, nsp) : InvalidOid;
+}
+
+AttrNumber config_column(TupleDesc desc, const char *table, const char *name) {
+    for (int i = 0; i < desc->natts; ++i) {
+        const Form_pg_attribute att = TupleDescAttr(desc, i);
+        if (!att->attisdropped && strcmp(NameStr(att->attname), name) == 0) return att->attnum;
+    }
+    ereport(ERROR,
+            (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+             errmsg("pgsem: table pgsem.%s has no column \"%s\"", table, name),
+             errhint("Recreate the extension: DROP EXTENSION pgsem; CREATE EXTENSION pgsem;")));
+    return InvalidAttrNumber;
+}
+
+void config_scan(Oid relid, void (*columns)(TupleDesc desc, void *arg),
+                 void (*row)(HeapTuple tuple, TupleDesc desc, void *arg), void *arg) {
+    Relation rel = table_open(relid, AccessShareLock);
+    const TupleDesc desc = RelationGetDescr(rel);
+    columns(desc, arg);
+    Snapshot snapshot = RegisterSnapshot(GetLatestSnapshot());
+    TableScanDesc scan = table_beginscan(rel, snapshot, 0, nullptr);
+    HeapTuple tuple;
+    while ((tuple = heap_getnext(scan, ForwardScanDirection)) != nullptr) row(tuple, desc, arg);
+    table_endscan(scan);
+    UnregisterSnapshot(snapshot);
+    table_close(rel, AccessShareLock);
 }
 
 OwnerWrite begin_owner_write(const char *table, const char *needs) {

@@ -1,0 +1,39 @@
+// pgsem's configuration tables (pgsem.declarations, pgsem.quotas): finding them and their
+// columns, and writing them through SPI as the table's owner, with search_path pinned and in a
+// security-restricted context: the callers are ordinary roles, whose right to make the change was
+// checked above this floor, and who hold no privilege on the table. Every name in the SQL run is
+// schema-qualified anyway.
+#pragma once
+
+#include "pg/base/postgres_api.hpp"
+
+namespace pgsem {
+
+// The OID of table pgsem.`table`, or InvalidOid (SQL objects older than the table).
+Oid pgsem_table_relid(const char *table);
+
+// The number of column `name` of pgsem.`table` (described by `desc`): by name, since a reader
+// that trusts positions breaks silently when a later version adds a column. 55000 if missing.
+AttrNumber config_column(TupleDesc desc, const char *table, const char *name);
+
+// Reads every row of table `relid` as the latest snapshot sees it -- not the caller's, which may
+// be older than a change committed since -- under AccessShareLock for the read alone: `columns`
+// once with the table's descriptor, then `row` for each row, with `arg`.
+void config_scan(Oid relid, void (*columns)(TupleDesc desc, void *arg),
+                 void (*row)(HeapTuple tuple, TupleDesc desc, void *arg), void *arg);
+
+struct OwnerWrite {
+    Oid saved_user;
+    int saved_context;
+    int guc_level;
+};
+// 55000 when the table does not exist (`needs` says what does: "pgsem 1.2").
+OwnerWrite begin_owner_write(const char *table, const char *needs);
+// An error before it leaves the user, the setting and SPI to the transaction's abort, which
+// restores them.
+void end_owner_write(const OwnerWrite &write);
+// Runs `sql` (between the two above); returns the rows it processed.
+int owner_write_run(const char *sql, int nargs, Oid *types, Datum *values, const char *nulls,
+                    int expected);
+
+}  // namespace pgsem
