@@ -36,8 +36,7 @@ PGSEM_SQL_FUNCTION(pgsem_sem_set_quota) {
     // role's quota may only be removed (both NULL): its row would go to whichever role a restore
     // gives that OID.
     const bool removal = max_claims == nullptr && max_waiters == nullptr;
-    if (!OidIsValid(role) ||
-        (!removal && !SearchSysCacheExists1(AUTHOID, ObjectIdGetDatum(role))))
+    if (!OidIsValid(role) || (!removal && !SearchSysCacheExists1(AUTHOID, ObjectIdGetDatum(role))))
         ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT),
                         errmsg("%s: role with OID %u does not exist", kFunction, role)));
     pgsem::set_role_quota(role, max_claims, max_waiters);
