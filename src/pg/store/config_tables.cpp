@@ -33,6 +33,36 @@ void config_scan(Oid relid, void (*columns)(TupleDesc desc, void *arg),
     table_close(rel, AccessShareLock);
 }
 
+namespace {
+
+void forget_copy(Datum arg, Oid relid) {
+    auto *copy = reinterpret_cast<ConfigCopy *>(DatumGetPointer(arg));
+    if (relid == InvalidOid || relid == copy->relid) copy->valid = false;
+}
+
+}  // namespace
+
+void config_copy_install(ConfigCopy *copy) {
+    CacheRegisterRelcacheCallback(forget_copy, PointerGetDatum(copy));
+}
+
+bool config_copy_current(ConfigCopy *copy) {
+    AcceptInvalidationMessages();
+    if (copy->valid) return true;
+    const Oid relid = pgsem_table_relid(copy->table);
+    if (!OidIsValid(relid)) return false;
+    // The name is a string literal of the copy's owner, which lives as long as the context (what
+    // the macro AllocSetContextCreate checks, but cannot see through the struct).
+    if (copy->context == nullptr)
+        copy->context = AllocSetContextCreateInternal(CacheMemoryContext, copy->context_name,
+                                                      ALLOCSET_SMALL_SIZES);
+    MemoryContextReset(copy->context);
+    copy->relid = relid;
+    copy->load(relid, copy->context);
+    copy->valid = true;
+    return true;
+}
+
 OwnerWrite begin_owner_write(const char *table, const char *needs) {
     const Oid relid = pgsem_table_relid(table);
     if (!OidIsValid(relid))

@@ -1,8 +1,8 @@
 // pgsem's configuration tables (pgsem.declarations, pgsem.quotas): finding them and their
-// columns, and writing them through SPI as the table's owner, with search_path pinned and in a
-// security-restricted context: the callers are ordinary roles, whose right to make the change was
-// checked above this floor, and who hold no privilege on the table. Every name in the SQL run is
-// schema-qualified anyway.
+// columns, the copy of one that each backend keeps, and writing them through SPI as the table's
+// owner, with search_path pinned and in a security-restricted context: the callers are ordinary
+// roles, whose right to make the change was checked above this floor, and who hold no privilege on
+// the table. Every name in the SQL run is schema-qualified anyway.
 #pragma once
 
 #include "pg/base/postgres_api.hpp"
@@ -21,6 +21,27 @@ AttrNumber config_column(TupleDesc desc, const char *table, const char *name);
 // once with the table's descriptor, then `row` for each row, with `arg`.
 void config_scan(Oid relid, void (*columns)(TupleDesc desc, void *arg),
                  void (*row)(HeapTuple tuple, TupleDesc desc, void *arg), void *arg);
+
+// A backend's copy of one configuration table, read by every claim: loaded whole (an operator
+// writes a handful of rows, not one per claim) in a memory context of its own under
+// CacheMemoryContext, and dropped when the relcache says the table changed (its triggers send
+// that invalidation when a change commits).
+struct ConfigCopy {
+    const char *table;
+    const char *context_name;
+    // Fills the owner's copy from table `relid` (config_scan), allocating in `context`, which
+    // was emptied first.
+    void (*load)(Oid relid, MemoryContext context);
+    bool valid;
+    Oid relid;
+    MemoryContext context;
+};
+// Registers the relcache callback that drops `copy`. Called once, from _PG_init.
+void config_copy_install(ConfigCopy *copy);
+// Processes pending invalidations -- a change committed since this transaction last took a lock
+// is queued there -- and loads the copy again if its table changed. False without the table
+// (SQL objects older than 1.2).
+bool config_copy_current(ConfigCopy *copy);
 
 struct OwnerWrite {
     Oid saved_user;

@@ -12,11 +12,8 @@ namespace {
 
 constexpr const char *kTable = "declarations";
 
-// The copy of the table, in a memory context of its own under CacheMemoryContext.
-struct Copy {
-    bool valid;
-    Oid relid;
-    MemoryContext context;
+// The copy's rows and their index (config_tables.hpp: ConfigCopy keeps it current).
+struct Declarations {
     Declaration *declarations;
     int count;
     core::PatternEntry *exact;
@@ -24,15 +21,10 @@ struct Copy {
     core::PatternEntry *prefixes;
     int prefix_count;
 };
-Copy copy = {};
+Declarations copy = {};
 
-void forget_copy(Datum /*arg*/, Oid relid) {
-    if (relid == InvalidOid || relid == copy.relid) copy.valid = false;
-}
-
-Oid declarations_relid() {
-    return pgsem_table_relid(kTable);
-}
+void load_copy(Oid relid, MemoryContext context);
+ConfigCopy cache = {kTable, "pgsem declarations", load_copy, false, InvalidOid, nullptr};
 
 // Column numbers by name (config_tables.hpp says why).
 struct Columns {
@@ -85,6 +77,7 @@ void read_declaration(HeapTuple tuple, TupleDesc desc, const Columns &cols, Memo
 // its elements) goes in a context emptied per row.
 struct Load {
     Columns cols;
+    MemoryContext keep;
     MemoryContext scratch;
     MemoryContext row_context;
     int room;
@@ -102,32 +95,27 @@ void load_row(HeapTuple tuple, TupleDesc desc, void *arg) {
             repalloc(copy.declarations, sizeof(Declaration) * load->room));
     }
     MemoryContextSwitchTo(load->row_context);
-    read_declaration(tuple, desc, load->cols, copy.context, &copy.declarations[copy.count++]);
+    read_declaration(tuple, desc, load->cols, load->keep, &copy.declarations[copy.count++]);
     MemoryContextSwitchTo(load->scratch);
     MemoryContextReset(load->row_context);
 }
 
-// Loads the copy: every row (config_tables.hpp: config_scan). The copy keeps the declarations
-// and their index; the scan's own memory goes in a context deleted after it.
-void load_copy(Oid relid) {
-    if (copy.context == nullptr)
-        copy.context =
-            AllocSetContextCreate(CacheMemoryContext, "pgsem declarations", ALLOCSET_SMALL_SIZES);
-    MemoryContextReset(copy.context);
-    copy.valid = false;
-    copy.relid = relid;
+// Loads the copy: every row (config_tables.hpp: config_scan). The copy (in `context`) keeps
+// the declarations and their index; the scan's own memory goes in a context deleted after it.
+void load_copy(Oid relid, MemoryContext context) {
     copy.count = copy.exact_count = copy.prefix_count = 0;
     Load load{};
+    load.keep = context;
     load.scratch = AllocSetContextCreate(CurrentMemoryContext, "pgsem declarations scan",
                                          ALLOCSET_DEFAULT_SIZES);
     load.row_context =
         AllocSetContextCreate(load.scratch, "pgsem declaration row", ALLOCSET_SMALL_SIZES);
     load.room = 8;
     const MemoryContext caller = MemoryContextSwitchTo(load.scratch);
-    copy.declarations = static_cast<Declaration *>(
-        MemoryContextAlloc(copy.context, sizeof(Declaration) * load.room));
+    copy.declarations =
+        static_cast<Declaration *>(MemoryContextAlloc(context, sizeof(Declaration) * load.room));
     config_scan(relid, load_columns, load_row, &load);
-    MemoryContextSwitchTo(copy.context);
+    MemoryContextSwitchTo(context);
     copy.exact =
         static_cast<core::PatternEntry *>(palloc(sizeof(core::PatternEntry) * (copy.count + 1)));
     copy.prefixes =
@@ -144,32 +132,17 @@ void load_copy(Oid relid) {
     PGSEM_NOTHROW(core::sort_patterns(copy.prefixes, static_cast<std::size_t>(copy.prefix_count)));
     MemoryContextSwitchTo(caller);
     MemoryContextDelete(load.scratch);
-    copy.valid = true;
 }
 
 }  // namespace
 
 void install_declarations_cache_invalidation() {
-    CacheRegisterRelcacheCallback(forget_copy, PointerGetDatum(nullptr));
+    config_copy_install(&cache);
 }
-
-namespace {
-
-// The copy, loaded again if the table changed; false without the table.
-bool current_copy() {
-    AcceptInvalidationMessages();
-    if (copy.valid) return true;
-    const Oid relid = declarations_relid();
-    if (!OidIsValid(relid)) return false;  // SQL objects older than 1.2: nothing declared
-    load_copy(relid);
-    return true;
-}
-
-}  // namespace
 
 const Declaration *find_declaration(const text *name) {
     // A change committed since this transaction last took a lock: its invalidation is queued.
-    if (!current_copy() || copy.count == 0) return nullptr;
+    if (!config_copy_current(&cache) || copy.count == 0) return nullptr;
     const std::string_view key(VARDATA_ANY(name), VARSIZE_ANY_EXHDR(name));
     const int32 found = PGSEM_NOTHROW(
         core::lookup(copy.exact, static_cast<std::size_t>(copy.exact_count), copy.prefixes,
@@ -178,7 +151,7 @@ const Declaration *find_declaration(const text *name) {
 }
 
 const Declaration *find_covering_prefix(const text *pattern) {
-    if (!current_copy() || copy.prefix_count == 0) return nullptr;
+    if (!config_copy_current(&cache) || copy.prefix_count == 0) return nullptr;
     const std::string_view whole(VARDATA_ANY(pattern), VARSIZE_ANY_EXHDR(pattern));
     const std::string_view stem = PGSEM_NOTHROW(core::pattern_stem(whole));
     // The prefixes alone: every name of the pattern begins with its stem, and the longest
@@ -190,7 +163,7 @@ const Declaration *find_covering_prefix(const text *pattern) {
 }
 
 int declarations_count() {
-    return current_copy() ? copy.count : 0;
+    return config_copy_current(&cache) ? copy.count : 0;
 }
 
 void declarations_changed(Oid relid) {

@@ -7,20 +7,16 @@ namespace {
 
 constexpr const char *kTable = "quotas";
 
-// The copy, in a memory context of its own under CacheMemoryContext. A handful of rows: one per
-// role a superuser bounds.
-struct Copy {
-    bool valid;
-    Oid relid;
-    MemoryContext context;
+// The copy's rows: a handful, one per role a superuser bounds.
+struct Quotas {
     RoleQuota *quotas;
     int count;
+    int room;
 };
-Copy copy = {};
+Quotas copy = {};
 
-void forget_copy(Datum /*arg*/, Oid relid) {
-    if (relid == InvalidOid || relid == copy.relid) copy.valid = false;
-}
+void load_copy(Oid relid, MemoryContext context);
+ConfigCopy cache = {kTable, "pgsem quotas", load_copy, false, InvalidOid, nullptr};
 
 int32 int_or_none(HeapTuple tuple, AttrNumber att, TupleDesc desc) {
     bool isnull = false;
@@ -30,7 +26,6 @@ int32 int_or_none(HeapTuple tuple, AttrNumber att, TupleDesc desc) {
 
 struct QuotaColumns {
     AttrNumber role, max_claims, max_waiters;
-    int room;
 };
 
 void quota_columns(TupleDesc desc, void *arg) {
@@ -42,10 +37,10 @@ void quota_columns(TupleDesc desc, void *arg) {
 
 void quota_row(HeapTuple tuple, TupleDesc desc, void *arg) {
     auto *cols = static_cast<QuotaColumns *>(arg);
-    if (copy.count == cols->room) {
-        cols->room *= 2;
+    if (copy.count == copy.room) {
+        copy.room *= 2;
         copy.quotas =
-            static_cast<RoleQuota *>(repalloc(copy.quotas, sizeof(RoleQuota) * cols->room));
+            static_cast<RoleQuota *>(repalloc(copy.quotas, sizeof(RoleQuota) * copy.room));
     }
     bool isnull = false;
     RoleQuota &q = copy.quotas[copy.count++];
@@ -54,35 +49,23 @@ void quota_row(HeapTuple tuple, TupleDesc desc, void *arg) {
     q.max_waiters = int_or_none(tuple, cols->max_waiters, desc);
 }
 
-void load_copy(Oid relid) {
-    if (copy.context == nullptr)
-        copy.context =
-            AllocSetContextCreate(CacheMemoryContext, "pgsem quotas", ALLOCSET_SMALL_SIZES);
-    MemoryContextReset(copy.context);
-    copy.valid = false;
-    copy.relid = relid;
+void load_copy(Oid relid, MemoryContext context) {
     copy.count = 0;
-    QuotaColumns cols{InvalidAttrNumber, InvalidAttrNumber, InvalidAttrNumber, 8};
+    copy.room = 8;
     copy.quotas =
-        static_cast<RoleQuota *>(MemoryContextAlloc(copy.context, sizeof(RoleQuota) * cols.room));
+        static_cast<RoleQuota *>(MemoryContextAlloc(context, sizeof(RoleQuota) * copy.room));
+    QuotaColumns cols{InvalidAttrNumber, InvalidAttrNumber, InvalidAttrNumber};
     config_scan(relid, quota_columns, quota_row, &cols);
-    copy.valid = true;
 }
 
 }  // namespace
 
 void install_quotas_cache_invalidation() {
-    CacheRegisterRelcacheCallback(forget_copy, PointerGetDatum(nullptr));
+    config_copy_install(&cache);
 }
 
 bool find_role_quota(Oid role, RoleQuota *quota) {
-    // A change committed since this transaction last took a lock: its invalidation is queued.
-    AcceptInvalidationMessages();
-    if (!copy.valid) {
-        const Oid relid = pgsem_table_relid(kTable);
-        if (!OidIsValid(relid)) return false;  // SQL objects older than 1.2: no quotas
-        load_copy(relid);
-    }
+    if (!config_copy_current(&cache)) return false;  // SQL objects older than 1.2: no quotas
     for (int i = 0; i < copy.count; ++i) {
         if (copy.quotas[i].role != role) continue;
         *quota = copy.quotas[i];
