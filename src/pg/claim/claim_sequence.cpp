@@ -279,9 +279,11 @@ SlotGrant wait_for_slot(const char *function, SlotRequest *request, TimestampTz 
 // same semaphores line up on the first of them, and never each hold a line the other waits
 // for), and looks for the whole set each time it is woken: by a release on any member, or its
 // timer. Its deadlock check is the first short member's (deadlock_check.hpp): a member whose
-// slots can never free makes the set impossible.
-bool wait_for_set(const char *function, SlotRequest *members, const SetRequest &set,
-                  TimestampTz start, TimestampTz deadline, SetGrant *out) {
+// slots can never free makes the set impossible. Each look applies the members' declarations
+// again, to `members` themselves.
+bool wait_for_set(const char *function, SlotRequest *members, int32 count, TimestampTz start,
+                  TimestampTz deadline, SetGrant *out) {
+    const SetRequest set{members, count};
     LineWait *lines = static_cast<LineWait *>(palloc(sizeof(LineWait) * set.count));
     int32 joined = 0;
     while (joined < set.count && line_join(&lines[joined], set.members[joined], start, deadline))
@@ -400,7 +402,7 @@ void claim_all(const char *function, const SetRequest &asked, int64 wait, SetGra
     }
     for (int32 m = held_lines - 1; m >= 0; --m) let_go_of_line(set.members[m].name);
     if (!grant->granted && wait > 0)
-        grant->granted = wait_for_set(function, members, set, start, start + wait, grant);
+        grant->granted = wait_for_set(function, members, set.count, start, start + wait, grant);
     if (grant->granted)
         for (int32 m = 0; m < set.count; ++m) after_grant(set.members[m]);
     if (first.kind == ClaimKind::kLease) prune_history_sometimes();
