@@ -200,6 +200,67 @@ void read_row(TupleTableSlot *tuple_slot, const SnapshotData *dirty, ClaimRow *r
 
 // ---- Writing rows ------------------------------------------------------------------------------
 
+// The two partial indexes hold live rows (claims_live_slot: ended_at IS NULL) and live keyed rows
+// (claims_request_key: ended_at IS NULL AND request_key IS NOT NULL). Every release writes an
+// ended row and most claims an unkeyed one; opened as ExecOpenIndices opens them, the executor
+// would open both, copy and compile their predicates and evaluate them on every call only to
+// skip them. So the writer opens the other indexes at once and the partial ones, in the order
+// [others, live, key], when a row first belongs in them (decided here from the row, as their
+// predicates say), and hands the executor the prefix of that array the row belongs in. The heap
+// still decides HOT from every index of the table, whatever this count says; the table lock
+// the writer holds keeps the indexes from changing while some of them are not open.
+void open_writer_indexes(ClaimsTable *table) {
+    ResultRelInfo *rel = table->result_rel;
+    List *oids = RelationGetIndexList(table->rel);
+    const int room = list_length(oids) + 2;  // + the partial ones, whatever the list says
+    rel->ri_IndexRelationDescs = static_cast<RelationPtr>(palloc0(room * sizeof(Relation)));
+    rel->ri_IndexRelationInfo = static_cast<IndexInfo **>(palloc0(room * sizeof(IndexInfo *)));
+    int n = 0;
+    ListCell *cell;
+    foreach (cell, oids) {
+        const Oid oid = lfirst_oid(cell);
+        if (oid == table->live_index || oid == table->request_key_index) continue;
+        const Relation index = index_open(oid, RowExclusiveLock);
+        rel->ri_IndexRelationDescs[n] = index;
+        rel->ri_IndexRelationInfo[n] = BuildIndexInfo(index);
+        ++n;
+    }
+    list_free(oids);
+    table->eager_indexes = n;
+    table->open_indexes = n;
+    rel->ri_NumIndices = n;
+}
+
+// Opens the partial index `oid` as the writer's index number `position` (the next), unless open.
+void open_partial_index(ClaimsTable *table, Oid oid, int position) {
+    if (table->open_indexes > position) return;
+    ResultRelInfo *rel = table->result_rel;
+    const Relation index = index_open(oid, RowExclusiveLock);
+    rel->ri_IndexRelationDescs[position] = index;
+    rel->ri_IndexRelationInfo[position] = BuildIndexInfo(index);
+    table->open_indexes = position + 1;
+}
+
+// Gives the executor the writer's indexes that the row in `out` (a stored virtual tuple) belongs
+// in, opening the partial ones it needs.
+void indexes_for_row(ClaimsTable *table, TupleTableSlot *out) {
+    const int eager = table->eager_indexes;
+    int count = eager;
+    if (out->tts_isnull[kColEndedAt - 1]) {
+        open_partial_index(table, table->live_index, eager);
+        count = eager + 1;
+        // A 1.1 table has neither the column nor the index.
+        if (out->tts_tupleDescriptor->natts >= kColRequestKey &&
+            !out->tts_isnull[kColRequestKey - 1]) {
+            if (!OidIsValid(table->request_key_index))
+                report_broken_install("index claims_request_key");
+            open_partial_index(table, table->request_key_index, eager + 1);
+            count = eager + 2;
+        }
+    }
+    table->result_rel->ri_NumIndices = count;
+}
+
 void ensure_writer(ClaimsTable *table) {
     if (table->estate != nullptr) return;
     // The same minimal executor state the logical replication apply worker builds.
@@ -218,10 +279,10 @@ void ensure_writer(ClaimsTable *table) {
     result_rel->ri_TrigDesc = nullptr;
     estate->es_output_cid = GetCurrentCommandId(true);
     estate->es_snapshot = active_snapshot();
-    ExecOpenIndices(result_rel, false);
+    table->result_rel = result_rel;
+    open_writer_indexes(table);
     EvalPlanQualInit(&table->epq, estate, nullptr, NIL, -1);
     table->estate = estate;
-    table->result_rel = result_rel;
     table->new_tuple = ExecInitExtraTupleSlot(estate, RelationGetDescr(table->rel), &TTSOpsVirtual);
 }
 
@@ -252,6 +313,7 @@ TupleTableSlot *copy_of_locked(ClaimsTable *table, const LockedClaim &locked) {
 
 void store_update(ClaimsTable *table, const LockedClaim &locked, TupleTableSlot *out) {
     ExecStoreVirtualTuple(out);
+    indexes_for_row(table, out);
     ExecSimpleRelationUpdate(table->result_rel, table->estate, &table->epq, locked.tuple, out);
     CommandCounterIncrement();
 }
@@ -300,6 +362,7 @@ namespace {
 void close_table(ClaimsTable *table, LOCKMODE unlock) {
     if (table->estate != nullptr) {
         EvalPlanQualEnd(&table->epq);
+        table->result_rel->ri_NumIndices = table->open_indexes;
         ExecCloseIndices(table->result_rel);
         ExecResetTupleTable(table->estate->es_tupleTable, false);
         FreeExecutorState(table->estate);
@@ -617,6 +680,7 @@ void claims_insert(ClaimsTable *table, const NewClaim &claim) {
         null[kColRequestKey - 1] = false;
     }
     ExecStoreVirtualTuple(out);
+    indexes_for_row(table, out);
     ExecSimpleRelationInsert(table->result_rel, table->estate, out);
     CommandCounterIncrement();
 }

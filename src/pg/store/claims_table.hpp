@@ -78,6 +78,10 @@ struct ClaimsTable {
     // Created by the first write of a call.
     EState *estate;
     ResultRelInfo *result_rel;
+    // result_rel's indexes: the ones opened with it, and those opened so far, the partial ones
+    // last (see open_writer_indexes).
+    int eager_indexes;
+    int open_indexes;
     EPQState epq;
     TupleTableSlot *new_tuple;
 };
