@@ -38,6 +38,16 @@ CREATE UNIQUE INDEX claims_request_key ON pgsem.claims (name, holder_role, reque
     WHERE ended_at IS NULL AND request_key IS NOT NULL;
 
 ------------------------------------------------------------------------------------------------
+-- Rate limits: the table
+------------------------------------------------------------------------------------------------
+
+-- A grant of a sliding-window rate limit (sem_rate) is a lease of its permits whose lease is the
+-- window; `rate` marks its rows (NULL on every other row), which sem_release, sem_renew and
+-- sem_fence refuse to end, extend or hold: each permit comes back exactly one window after it
+-- was granted.
+ALTER TABLE pgsem.claims ADD COLUMN rate boolean;
+
+------------------------------------------------------------------------------------------------
 -- A lease past its lease that an open transaction still holds shows in the views
 ------------------------------------------------------------------------------------------------
 
@@ -473,3 +483,19 @@ CREATE VIEW @extschema@.sem_quotas AS
 COMMENT ON VIEW @extschema@.sem_quotas IS
     'quotas per role: the most live claim slots and waiting sessions (NULL: no maximum)';
 GRANT SELECT ON @extschema@.sem_quotas TO PUBLIC;
+
+------------------------------------------------------------------------------------------------
+-- Rate limits
+------------------------------------------------------------------------------------------------
+
+-- A sliding window: at most n permits granted in any window of length per, counted at the grant.
+-- Waits in the same line as claims of the name (FIFO, lock_timeout, cancels). Not STRICT: NULL
+-- arguments are errors.
+CREATE FUNCTION @extschema@.sem_rate(name text, n integer, per interval,
+                                     permits integer DEFAULT 1,
+                                     wait interval DEFAULT '0')
+    RETURNS boolean
+    AS 'MODULE_PATHNAME', 'pgsem_sem_rate'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION @extschema@.sem_rate(text, integer, interval, integer, interval) IS
+    'grants permits of rate limit name, at most n in any window of length per, waiting in line up to wait; true when granted';

@@ -3,7 +3,7 @@
 -- Runs in one transaction that is rolled back, so files are independent of each other.
 \set ON_ERROR_STOP 1
 BEGIN;
-SELECT plan(236);
+SELECT plan(243);
 
 -- One row per function of the API: the expected catalog entry.
 CREATE TEMP TABLE api (
@@ -60,7 +60,9 @@ INSERT INTO api VALUES
     ('sem_grant_public', '{text}', 'void', 'volatile', false, 'u', 'name text'),
     ('sem_revoke_public', '{text}', 'void', 'volatile', false, 'u', 'name text'),
     ('sem_set_quota', '{regrole,integer,integer}', 'void', 'volatile', false, 'u',
-        'role regrole, max_claims integer, max_waiters integer DEFAULT NULL::integer');
+        'role regrole, max_claims integer, max_waiters integer DEFAULT NULL::integer'),
+    ('sem_rate', '{text,integer,interval,integer,interval}', 'boolean', 'volatile', false, 'u',
+        'name text, n integer, per interval, permits integer DEFAULT 1, wait interval DEFAULT ''00:00:00''::interval');
 
 -- The catalog entry of each, found by exact signature in the extension's schema.
 CREATE TEMP VIEW api_proc AS
@@ -79,11 +81,11 @@ SELECT results_eq(
        ORDER BY 1$$,
     $$SELECT format('%I(%s)', name, array_to_string(args, ','))::regprocedure::text
         FROM api ORDER BY 1$$,
-    'pgsem owns exactly the 31 functions of its API in its schema');
-SELECT is((SELECT count(*) FROM api_proc WHERE fn IS NOT NULL), 31::bigint,
+    'pgsem owns exactly the 32 functions of its API in its schema');
+SELECT is((SELECT count(*) FROM api_proc WHERE fn IS NOT NULL), 32::bigint,
           'every API function resolves by its exact signature');
 
--- 2. Per function: exists, returns, volatility, strictness, language, parallel safety (6 x 31).
+-- 2. Per function: exists, returns, volatility, strictness, language, parallel safety (6 x 32).
 SELECT has_function('public', name, args,
                     format('%s(%s) exists', name, array_to_string(args, ', ')))
   FROM api ORDER BY name, args;
@@ -126,7 +128,7 @@ SELECT results_eq(
     $$VALUES ('fnv1a_64(bytea)'), ('fnv1a_64(text)')$$,
     'only fnv1a_64 is PARALLEL SAFE');
 
--- 4. None is SECURITY DEFINER or pins settings (the SQL script says none needs to) (31 + 1).
+-- 4. None is SECURITY DEFINER or pins settings (the SQL script says none needs to) (32 + 1).
 SELECT isnt_definer('public', name, args,
                     format('%s(%s) is not SECURITY DEFINER', name, array_to_string(args, ', ')))
   FROM api ORDER BY name, args;
@@ -179,11 +181,11 @@ SELECT results_eq(
              CASE WHEN name IN ('sem_claim', 'sem_claim_all') THEN 5
                   WHEN name IN ('sem_claim_xact', 'sem_claim_session', 'sem_claim_xact_all',
                                 'sem_claim_session_all') THEN 3
-                  WHEN name = 'sem_declare' THEN 2
+                  WHEN name IN ('sem_declare', 'sem_rate') THEN 2
                   WHEN name IN ('sem_renew', 'sem_prune_history', 'sem_set_quota') THEN 1
                   ELSE 0 END
         FROM api_proc ORDER BY 1$$,
-    'the default arguments: sem_claim and sem_claim_all five, the scoped claims three, sem_declare two, sem_renew, sem_prune_history and sem_set_quota one');
+    'the default arguments: sem_claim and sem_claim_all five, the scoped claims three, sem_declare and sem_rate two, sem_renew, sem_prune_history and sem_set_quota one');
 SELECT is(pg_get_function_identity_arguments('public.sem_claim(text,integer,interval,interval,integer,text)'::regprocedure),
           'name text, n integer, timeout interval, wait interval, permits integer, request_key text',
           'sem_claim''s arguments are named name, n, timeout, wait, permits, request_key');

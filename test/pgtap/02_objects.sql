@@ -3,7 +3,7 @@
 -- PUBLIC has no right at all on schema pgsem, table pgsem.claims or sequence pgsem.claim_id.
 \set ON_ERROR_STOP 1
 BEGIN;
-SELECT plan(177);
+SELECT plan(178);
 
 -- An ordinary role: no attributes, no grants, member of nothing.
 CREATE ROLE pgtap_plain NOLOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT;
@@ -33,7 +33,7 @@ SELECT is((SELECT count(*) FROM pg_class c, aclexplode(c.relacl) a
           'pgsem.claims''s ACL has no entry for PUBLIC');
 SELECT columns_are('pgsem', 'claims',
     ARRAY['id', 'name', 'slot', 'slots', 'claimed_at', 'expires_at', 'lease', 'ended_at',
-          'outcome', 'holder_pid', 'holder_role', 'application_name', 'permits', 'request_key'],
+          'outcome', 'holder_pid', 'holder_role', 'application_name', 'permits', 'request_key', 'rate'],
     'pgsem.claims has the expected columns');
 SELECT col_type_is('pgsem', 'claims', c.col, c.typ,
                    format('pgsem.claims.%s is %s', c.col, c.typ))
@@ -43,7 +43,7 @@ SELECT col_type_is('pgsem', 'claims', c.col, c.typ,
                (8, 'ended_at', 'timestamp with time zone'), (9, 'outcome', 'text'),
                (10, 'holder_pid', 'integer'), (11, 'holder_role', 'oid'),
                (12, 'application_name', 'text'), (13, 'permits', 'integer'),
-               (14, 'request_key', 'text')) AS c(pos, col, typ)
+               (14, 'request_key', 'text'), (15, 'rate', 'boolean')) AS c(pos, col, typ)
  ORDER BY c.pos;
 SELECT has_pk('pgsem', 'claims', 'pgsem.claims has a primary key');
 SELECT col_is_pk('pgsem', 'claims', ARRAY['id', 'name', 'slot'],
@@ -239,8 +239,8 @@ SELECT results_eq(
         JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
         JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'pgsem'
        WHERE p.pronamespace = 'public'::regnamespace$$,
-    $$VALUES (31::bigint, true)$$,
-    'has_function_privilege: the ordinary role may execute all 31 pgsem API functions');
+    $$VALUES (32::bigint, true)$$,
+    'has_function_privilege: the ordinary role may execute all 32 pgsem API functions');
 SELECT is((SELECT count(*) FROM pg_proc p
              JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid
                              AND d.deptype = 'e'

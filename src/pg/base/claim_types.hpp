@@ -34,6 +34,9 @@ struct SlotRequest {
     // the semaphore. Both 0: none, the usual case.
     int32 declared_n;
     int32 peak_n;
+    // kLease: a rate limit's grant (sem_rate). Its lease is the window `per`, and nothing ends
+    // it before that: each permit comes back exactly `per` after it was granted.
+    bool rate;
 };
 
 struct SlotGrant {

@@ -92,6 +92,7 @@ void take_slots(ClaimsTable *table, const SlotRequest &request, const PickedSlot
     row.permits = request.permits;
     row.claimed_at = claimed_at != 0 ? claimed_at : GetCurrentTimestamp();
     row.lease = request.lease;
+    row.rate = request.rate;
     row.expires_at = PGSEM_NOTHROW(core::lease_end(row.claimed_at, request.lease));
     for (int32 i = 0; i < picks.count; ++i) {
         row.slot = picks.slots[i];

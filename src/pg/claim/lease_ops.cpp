@@ -37,6 +37,19 @@ void require_may_act(const char *function, const ClaimRow &row) {
                  "on it.")));
 }
 
+// A rate limit's grant (sem_rate) counts in its window until the window has passed it: released
+// or renewed it would let more than n through in one window, fenced it would hold its permits
+// past it.
+void require_not_rate_grant(const char *function, const ClaimRow &row) {
+    if (!row.rate) return;
+    ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                    errmsg("%s: claim %lld is a rate limit's grant", function,
+                           static_cast<long long>(row.id)),
+                    errdetail("A grant of sem_rate() counts until its window has passed it, at %s; "
+                              "nothing ends it before.",
+                              timestamptz_to_str(row.expires_at))));
+}
+
 // ---- acting on one claim ---------------------------------------------------------------------
 
 // Locks a live claim's row, waiting for whoever holds it -- unless its lease has run out
@@ -148,6 +161,7 @@ ActResult act_on_claim(const char *function, int64 id, Act act, bool has_lease, 
         if (!out.found) break;
         out.row = rows[0];
         require_may_act(function, rows[0]);
+        require_not_rate_grant(function, rows[0]);
         out.status = status_of_all(rows, count, GetCurrentTimestamp());
         if (out.status == core::ClaimStatus::kExpired)
             for (int i = 0; i < count; ++i) record_timeout(&table, rows[i], act);

@@ -34,7 +34,8 @@ Datum sem_claim(FunctionCallInfo fcinfo, bool has_wait) {
     pgsem::require_valid_request_key(kFunction, !has_key, key);
     const pgsem::SlotGrant grant = pgsem::claim(
         kFunction,
-        pgsem::SlotRequest{name, n, n, pgsem::ClaimKind::kLease, lease, permits, key, 0, 0}, wait);
+        pgsem::SlotRequest{name, n, n, pgsem::ClaimKind::kLease, lease, permits, key, 0, 0, false},
+        wait);
     if (!grant.granted) PG_RETURN_NULL();
     PG_RETURN_INT64(grant.claim_id);
 }

@@ -23,7 +23,7 @@ Datum claim(FunctionCallInfo fcinfo, pgsem::ClaimKind kind, const char *function
     const int32 permits = has_permits && !PG_ARGISNULL(3) ? PG_GETARG_INT32(3) : 1;
     pgsem::require_valid_permits(function, has_permits && PG_ARGISNULL(3), permits, n);
     const pgsem::SlotGrant grant = pgsem::claim(
-        function, pgsem::SlotRequest{name, n, n, kind, 0, permits, nullptr, 0, 0}, wait);
+        function, pgsem::SlotRequest{name, n, n, kind, 0, permits, nullptr, 0, 0, false}, wait);
     if (!grant.granted) PG_RETURN_NULL();
     PG_RETURN_INT32(grant.slot);
 }

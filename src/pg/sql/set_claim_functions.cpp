@@ -102,7 +102,8 @@ ParsedSet parse_set(FunctionCallInfo fcinfo, const char *function, pgsem::ClaimK
                                             has_permits ? DatumGetInt32(permits.values[i]) : 1,
                                             key,
                                             0,
-                                            0};
+                                            0,
+                                            false};
     }
     return set;
 }

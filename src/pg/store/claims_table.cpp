@@ -48,6 +48,7 @@ constexpr int kKnownColumns = kColApplicationName;
 // Appended by 1.2; written when the table has it (the version-skew rule).
 constexpr AttrNumber kColPermits = kColApplicationName + 1;
 constexpr AttrNumber kColRequestKey = kColPermits + 1;
+constexpr AttrNumber kColRate = kColRequestKey + 1;
 
 struct ExpectedColumn {
     const char *name;
@@ -92,6 +93,13 @@ bool has_permits_column(TupleDesc desc) {
     const Form_pg_attribute att = TupleDescAttr(desc, kColPermits - 1);
     return !att->attisdropped && att->atttypid == INT4OID &&
            strcmp(NameStr(att->attname), "permits") == 0;
+}
+
+bool has_rate_column(TupleDesc desc) {
+    if (desc->natts < kColRate) return false;
+    const Form_pg_attribute att = TupleDescAttr(desc, kColRate - 1);
+    return !att->attisdropped && att->atttypid == BOOLOID &&
+           strcmp(NameStr(att->attname), "rate") == 0;
 }
 
 bool has_request_key_column(TupleDesc desc) {
@@ -182,6 +190,8 @@ void read_row(TupleTableSlot *tuple_slot, const SnapshotData *dirty, ClaimRow *r
     row->permits = has_permits_column(tuple_slot->tts_tupleDescriptor) && !null[kColPermits - 1]
                        ? DatumGetInt32(v[kColPermits - 1])
                        : 1;
+    row->rate = tuple_slot->tts_tupleDescriptor->natts >= kColRate && !null[kColRate - 1] &&
+                DatumGetBool(v[kColRate - 1]);
     row->inserter = dirty != nullptr ? dirty->xmin : InvalidTransactionId;
     row->insert_in_progress = TransactionIdIsValid(row->inserter);
     // A dirty read shows this transaction's own rows as if committed; whether a row is one of
@@ -678,6 +688,11 @@ void claims_insert(ClaimsTable *table, const NewClaim &claim) {
             report_broken_install("table pgsem.claims");
         v[kColRequestKey - 1] = PointerGetDatum(claim.request_key);
         null[kColRequestKey - 1] = false;
+    }
+    if (claim.rate) {
+        if (!has_rate_column(out->tts_tupleDescriptor)) report_broken_install("table pgsem.claims");
+        v[kColRate - 1] = BoolGetDatum(true);
+        null[kColRate - 1] = false;
     }
     ExecStoreVirtualTuple(out);
     indexes_for_row(table, out);

@@ -31,6 +31,7 @@ struct ClaimRow {
     int32 holder_pid;
     Oid holder_role;
     int32 permits;  // column "permits" (1.2): the claim's k; 1 where NULL or absent
+    bool rate;      // column "rate" (1.2): a rate limit's grant (sem_rate), which nobody ends
     // Seen by a dirty read only:
     TransactionId inserter;   // the open transaction inserting this row, or invalid
     bool insert_in_progress;  // inserted by another, still open, transaction
@@ -61,6 +62,7 @@ struct NewClaim {
     TimestampTz expires_at;
     int64 lease;        // microseconds
     text *request_key;  // written on this row when not nullptr (one row of a claim carries it)
+    bool rate;          // a rate limit's grant: it holds its slots for its lease, `per`
 };
 
 struct ClaimsTable {

@@ -1,0 +1,32 @@
+// SQL glue for rate limits: argument checks and conversions only; the work is in the claim
+// sequence (claim/claim_sequence.hpp), which grants a rate permit as it grants a lease.
+#include "pg/base/argument_checks.hpp"
+#include "pg/base/boundary.hpp"
+#include "pg/claim/claim_sequence.hpp"
+
+// sem_rate(name text, n integer, per interval, permits integer DEFAULT 1,
+//          wait interval DEFAULT '0') -> boolean
+//
+// A sliding window: at most n permits granted in any window of length per. A grant is a lease of
+// `permits` slots of the name whose lease is `per` and which nothing ends early (sem_release,
+// sem_renew and sem_fence refuse it: claim/lease_ops.hpp), so each permit comes back exactly
+// `per` after it was granted, and a waiter's timer for the earliest expiry wakes it at the
+// window's edge. Not STRICT: a null argument is an error.
+PGSEM_SQL_FUNCTION(pgsem_sem_rate) {
+    constexpr const char *kFunction = "sem_rate()";
+    const text *name = PG_ARGISNULL(0) ? nullptr : PG_GETARG_TEXT_PP(0);
+    pgsem::require_valid_name(kFunction, PG_ARGISNULL(0), name);
+    const int32 n = PG_ARGISNULL(1) ? 0 : PG_GETARG_INT32(1);
+    pgsem::require_valid_n(kFunction, PG_ARGISNULL(1), n);
+    const int64 per = pgsem::require_valid_lease(
+        kFunction, PG_ARGISNULL(2), PG_ARGISNULL(2) ? nullptr : PG_GETARG_INTERVAL_P(2), "per");
+    const int32 permits = PG_ARGISNULL(3) ? 0 : PG_GETARG_INT32(3);
+    pgsem::require_valid_permits(kFunction, PG_ARGISNULL(3), permits, n);
+    const int64 wait = pgsem::require_valid_wait(
+        kFunction, PG_ARGISNULL(4), PG_ARGISNULL(4) ? nullptr : PG_GETARG_INTERVAL_P(4));
+    const pgsem::SlotGrant grant = pgsem::claim(
+        kFunction,
+        pgsem::SlotRequest{name, n, n, pgsem::ClaimKind::kLease, per, permits, nullptr, 0, 0, true},
+        wait);
+    PG_RETURN_BOOL(grant.granted);
+}
