@@ -499,3 +499,47 @@ CREATE FUNCTION @extschema@.sem_rate(name text, n integer, per interval,
     LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION @extschema@.sem_rate(text, integer, interval, integer, interval) IS
     'grants permits of rate limit name, at most n in any window of length per, waiting in line up to wait; true when granted';
+
+-- Pauses: no grants on a name before a time (a Retry-After honoured by every caller). Written
+-- only through sem_pause (as the table's owner, after checking the caller's right to claim the
+-- name); every backend reads a copy, loaded again once a change commits (the trigger shared with
+-- pgsem.declarations, which also wakes every first waiter). Not dumped: a pause lasts a day at
+-- most, and one that has passed is removed by the next sem_pause.
+CREATE TABLE pgsem.pauses (
+    name text COLLATE "C" PRIMARY KEY
+        CHECK (pg_catalog.octet_length(name) OPERATOR(pg_catalog.>=) 1
+               AND pg_catalog.octet_length(name) OPERATOR(pg_catalog.<=) 256),
+    until timestamptz NOT NULL,
+    paused_by regrole NOT NULL,
+    paused_at timestamptz NOT NULL DEFAULT pg_catalog.now()
+);
+REVOKE ALL ON TABLE pgsem.pauses FROM PUBLIC;
+GRANT SELECT ON TABLE pgsem.pauses TO pg_database_owner;
+CREATE TRIGGER pauses_not_replicated
+    BEFORE INSERT OR UPDATE OR DELETE ON pgsem.pauses
+    FOR EACH ROW EXECUTE FUNCTION pgsem.skip_replicated_change();
+ALTER TABLE pgsem.pauses ENABLE ALWAYS TRIGGER pauses_not_replicated;
+CREATE TRIGGER pauses_changed
+    AFTER INSERT OR UPDATE OR DELETE ON pgsem.pauses
+    FOR EACH ROW EXECUTE FUNCTION pgsem.declarations_changed();
+CREATE TRIGGER pauses_truncated
+    AFTER TRUNCATE ON pgsem.pauses
+    FOR EACH STATEMENT EXECUTE FUNCTION pgsem.declarations_changed();
+ALTER TABLE pgsem.pauses ENABLE ALWAYS TRIGGER pauses_changed;
+ALTER TABLE pgsem.pauses ENABLE ALWAYS TRIGGER pauses_truncated;
+
+-- Not STRICT: a NULL name is an error, a NULL until lifts the pause.
+CREATE FUNCTION @extschema@.sem_pause(name text, until timestamptz)
+    RETURNS timestamptz
+    AS 'MODULE_PATHNAME', 'pgsem_sem_pause'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION @extschema@.sem_pause(text, timestamptz) IS
+    'no grants or claims on name before until (at most a day ahead; a pause only moves later), NULL lifts it; for roles that may claim name; the pause in force afterwards, or NULL';
+
+CREATE VIEW @extschema@.sem_pauses AS
+    SELECT p.name, p.until, p.paused_by, p.paused_at
+      FROM pgsem.pauses p
+     WHERE p.until OPERATOR(pg_catalog.>) pg_catalog.now();
+COMMENT ON VIEW @extschema@.sem_pauses IS
+    'names paused by sem_pause: nothing is granted on them before until';
+GRANT SELECT ON @extschema@.sem_pauses TO PUBLIC;

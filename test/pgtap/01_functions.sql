@@ -3,7 +3,7 @@
 -- Runs in one transaction that is rolled back, so files are independent of each other.
 \set ON_ERROR_STOP 1
 BEGIN;
-SELECT plan(243);
+SELECT plan(250);
 
 -- One row per function of the API: the expected catalog entry.
 CREATE TEMP TABLE api (
@@ -62,7 +62,9 @@ INSERT INTO api VALUES
     ('sem_set_quota', '{regrole,integer,integer}', 'void', 'volatile', false, 'u',
         'role regrole, max_claims integer, max_waiters integer DEFAULT NULL::integer'),
     ('sem_rate', '{text,integer,interval,integer,interval}', 'boolean', 'volatile', false, 'u',
-        'name text, n integer, per interval, permits integer DEFAULT 1, wait interval DEFAULT ''00:00:00''::interval');
+        'name text, n integer, per interval, permits integer DEFAULT 1, wait interval DEFAULT ''00:00:00''::interval'),
+    ('sem_pause', '{text,"timestamp with time zone"}', 'timestamp with time zone', 'volatile', false, 'u',
+        'name text, until timestamp with time zone');
 
 -- The catalog entry of each, found by exact signature in the extension's schema.
 CREATE TEMP VIEW api_proc AS
@@ -81,11 +83,11 @@ SELECT results_eq(
        ORDER BY 1$$,
     $$SELECT format('%I(%s)', name, array_to_string(args, ','))::regprocedure::text
         FROM api ORDER BY 1$$,
-    'pgsem owns exactly the 32 functions of its API in its schema');
-SELECT is((SELECT count(*) FROM api_proc WHERE fn IS NOT NULL), 32::bigint,
+    'pgsem owns exactly the 33 functions of its API in its schema');
+SELECT is((SELECT count(*) FROM api_proc WHERE fn IS NOT NULL), 33::bigint,
           'every API function resolves by its exact signature');
 
--- 2. Per function: exists, returns, volatility, strictness, language, parallel safety (6 x 32).
+-- 2. Per function: exists, returns, volatility, strictness, language, parallel safety (6 x 33).
 SELECT has_function('public', name, args,
                     format('%s(%s) exists', name, array_to_string(args, ', ')))
   FROM api ORDER BY name, args;
@@ -128,7 +130,7 @@ SELECT results_eq(
     $$VALUES ('fnv1a_64(bytea)'), ('fnv1a_64(text)')$$,
     'only fnv1a_64 is PARALLEL SAFE');
 
--- 4. None is SECURITY DEFINER or pins settings (the SQL script says none needs to) (32 + 1).
+-- 4. None is SECURITY DEFINER or pins settings (the SQL script says none needs to) (33 + 1).
 SELECT isnt_definer('public', name, args,
                     format('%s(%s) is not SECURITY DEFINER', name, array_to_string(args, ', ')))
   FROM api ORDER BY name, args;

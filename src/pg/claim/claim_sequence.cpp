@@ -9,6 +9,7 @@
 #include "pg/claim/waiting_line.hpp"
 #include "pg/store/claims_table.hpp"
 #include "pg/store/locks.hpp"
+#include "pg/store/pauses.hpp"
 #include "pg/store/registry.hpp"
 #include "pg/store/release_epochs.hpp"
 #include "pg/xact/commit_durability.hpp"
@@ -181,9 +182,12 @@ void unlock_picked(const SlotRequest &request, const PickedSlots &picks) {
 // it, and the first waiter would then sleep through the release. (The only other taker of a
 // mutex then is a renewal, of a lease that holds the slot.)
 SlotGrant look_for_slot(const SlotRequest &request, bool first_waiter) {
+    SlotGrant grant{false, -1, 0, 0, 0};
+    // A paused name has no room until the pause ends, when a waiter's timer wakes it.
+    grant.next_expiry = pause_until(request.name, GetCurrentTimestamp());
+    if (grant.next_expiry != 0) return grant;
     ClaimsTable table;
     claims_open(&table, request.kind == ClaimKind::kLease ? RowExclusiveLock : AccessShareLock);
-    SlotGrant grant{false, -1, 0, 0, 0};
     const QuotaHold quota = hold_claims_quota(&table, request.kind, request.permits);
     const int32 wanted = slots_wanted(&table, request, &grant);
     int32 one_slot = 0;
@@ -210,6 +214,20 @@ SlotGrant look_for_slot(const SlotRequest &request, bool first_waiter) {
 // *lacking, or -1 when the set was taken; *next_expiry is the earliest expiry any member saw.
 int32 look_for_set(const SetRequest &set, bool first_waiter, SetGrant *out, int32 *lacking,
                    TimestampTz *next_expiry) {
+    // A paused member: the set has no room until its pause ends (the latest of them).
+    *next_expiry = 0;
+    int32 paused_member = -1;
+    const TimestampTz now = GetCurrentTimestamp();
+    for (int32 m = 0; m < set.count; ++m) {
+        const TimestampTz paused = pause_until(set.members[m].name, now);
+        if (paused <= *next_expiry) continue;
+        *next_expiry = paused;
+        paused_member = m;
+    }
+    if (paused_member >= 0) {
+        *lacking = set.members[paused_member].permits;
+        return paused_member;
+    }
     const ClaimKind kind = set.members[0].kind;
     ClaimsTable table;
     claims_open(&table, kind == ClaimKind::kLease ? RowExclusiveLock : AccessShareLock);

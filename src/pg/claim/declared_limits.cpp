@@ -39,26 +39,29 @@ void require_lease_within(const char *function, const Declaration &d, const text
 namespace {
 
 // Undeclared (or undeclared since): 42501 under pgsem.require_declared.
-void require_undeclared_allowed(const char *function, const SlotRequest &request) {
+void require_undeclared_allowed(const char *function, const text *name) {
     if (!require_declared) return;
-    ereport(
-        ERROR,
-        (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-         errmsg("%s: semaphore \"%s\" is not declared", function, text_to_cstring(request.name)),
-         errdetail("pgsem.require_declared is on: only declared semaphores may be claimed."),
-         errhint("An owner of the database declares it: sem_declare(name, n).")));
+    ereport(ERROR,
+            (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+             errmsg("%s: semaphore \"%s\" is not declared", function, text_to_cstring(name)),
+             errdetail("pgsem.require_declared is on: only declared semaphores may be claimed."),
+             errhint("An owner of the database declares it: sem_declare(name, n).")));
 }
 
 // What a declaration says of a claim, at its first look and at every look while it waits: the
 // right to claim, the lease, the permits within n; and the holders above a lowered n.
-void apply(const char *function, const Declaration &d, SlotRequest *request) {
+void require_may_claim(const char *function, const Declaration &d, const text *name) {
     if (!may_claim(d))
         ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
                         errmsg("%s: permission denied to claim semaphore \"%s\"", function,
-                               text_to_cstring(request->name)),
+                               text_to_cstring(name)),
                         errdetail("Role \"%s\" lacks the right to claim of declaration \"%s\".",
                                   GetUserNameFromId(GetUserId(), false), d.pattern),
                         errhint("Its owner gives it with sem_grant('%s', role).", d.pattern)));
+}
+
+void apply(const char *function, const Declaration &d, SlotRequest *request) {
+    require_may_claim(function, d, request->name);
     request->n = request->asked_n != 0 ? Min(request->asked_n, d.n) : d.n;
     request->declared_n = d.n;
     request->peak_n = d.peak_n > d.n ? d.peak_n : 0;
@@ -73,7 +76,7 @@ void apply(const char *function, const Declaration &d, SlotRequest *request) {
 void apply_declaration(const char *function, SlotRequest *request, int64 *wait) {
     const Declaration *d = find_declaration(request->name);
     if (d == nullptr) {
-        require_undeclared_allowed(function, *request);
+        require_undeclared_allowed(function, request->name);
         if (request->asked_n == 0)
             ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
                             errmsg("%s: n must not be null: semaphore \"%s\" is not declared",
@@ -97,7 +100,7 @@ void reapply_declaration(const char *function, SlotRequest *request, TimestampTz
                          TimestampTz *deadline) {
     const Declaration *d = find_declaration(request->name);
     if (d == nullptr) {
-        require_undeclared_allowed(function, *request);
+        require_undeclared_allowed(function, request->name);
         // With no n of its own, it keeps the n it had.
         if (request->asked_n != 0) request->n = request->asked_n;
         request->declared_n = request->peak_n = 0;
@@ -106,6 +109,14 @@ void reapply_declaration(const char *function, SlotRequest *request, TimestampTz
     }
     apply(function, *d, request);
     if (d->max_wait >= 0) *deadline = Min(*deadline, since + d->max_wait);
+}
+
+void require_right_to_claim(const char *function, const text *name) {
+    const Declaration *d = find_declaration(name);
+    if (d == nullptr)
+        require_undeclared_allowed(function, name);
+    else
+        require_may_claim(function, *d, name);
 }
 
 void require_lease_within_declared(const char *function, const text *name, int64 lease) {

@@ -29,6 +29,10 @@ void apply_declaration(const char *function, SlotRequest *request, int64 *wait);
 void reapply_declaration(const char *function, SlotRequest *request, TimestampTz since,
                          TimestampTz *deadline);
 
+// For an act on `name` that needs the right to claim it (sem_pause): 42501 without it, as a
+// claim would get.
+void require_right_to_claim(const char *function, const text *name);
+
 // For a renewal of a lease on `name` for `lease` microseconds: 22023 above the declared maximum.
 void require_lease_within_declared(const char *function, const text *name, int64 lease);
 

@@ -6,6 +6,7 @@
 #include "pg/claim/waiting_line.hpp"
 #include "pg/store/claims_table.hpp"
 #include "pg/store/declarations.hpp"
+#include "pg/store/pauses.hpp"
 #include "pg/store/quotas.hpp"
 #include "pg/store/registry.hpp"
 #include "pg/store/release_epochs.hpp"
@@ -51,4 +52,5 @@ void _PG_init(void) {
     pgsem::install_claims_cache_invalidation();
     pgsem::install_declarations_cache_invalidation();
     pgsem::install_quotas_cache_invalidation();
+    pgsem::install_pauses_cache_invalidation();
 }

@@ -3,6 +3,7 @@
 #include "pg/base/argument_checks.hpp"
 #include "pg/base/boundary.hpp"
 #include "pg/claim/claim_sequence.hpp"
+#include "pg/claim/pausing.hpp"
 
 // sem_rate(name text, n integer, per interval, permits integer DEFAULT 1,
 //          wait interval DEFAULT '0') -> boolean
@@ -29,4 +30,22 @@ PGSEM_SQL_FUNCTION(pgsem_sem_rate) {
         pgsem::SlotRequest{name, n, n, pgsem::ClaimKind::kLease, per, permits, nullptr, 0, 0, true},
         wait);
     PG_RETURN_BOOL(grant.granted);
+}
+
+// sem_pause(name text, until timestamptz) -> timestamptz: no grants on `name` before `until`
+// (NULL: lifts the pause); the pause in force afterwards, or NULL. Not STRICT: a null name is an
+// error, a null until the way to lift a pause.
+PGSEM_SQL_FUNCTION(pgsem_sem_pause) {
+    constexpr const char *kFunction = "sem_pause()";
+    const text *name = PG_ARGISNULL(0) ? nullptr : PG_GETARG_TEXT_PP(0);
+    pgsem::require_valid_name(kFunction, PG_ARGISNULL(0), name);
+    const bool clear = PG_ARGISNULL(1);
+    const TimestampTz until = clear ? 0 : PG_GETARG_TIMESTAMPTZ(1);
+    if (!clear && TIMESTAMP_NOT_FINITE(until))
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                        errmsg("%s: until must be a finite time", kFunction),
+                        errhint("Pass NULL to lift a pause.")));
+    const TimestampTz in_force = pgsem::pause_name(kFunction, name, clear, until);
+    if (in_force == 0) PG_RETURN_NULL();
+    PG_RETURN_TIMESTAMPTZ(in_force);
 }

@@ -1,0 +1,147 @@
+#include "pg/store/config_tables.hpp"
+#include "pg/store/pauses.hpp"
+
+namespace pgsem {
+
+namespace {
+
+constexpr const char *kTable = "pauses";
+
+struct Pause {
+    const char *name;  // not NUL-terminated
+    int32 length;
+    TimestampTz until;
+};
+
+// The copy's rows, sorted by name (bytewise, then by length) for a binary search: every claim
+// looks its name up, and sem_pause callers, not the operator alone, write this table.
+struct Pauses {
+    Pause *pauses;
+    int count;
+    int room;
+};
+Pauses copy = {};
+
+void load_copy(Oid relid, MemoryContext context);
+ConfigCopy cache = {kTable, "pgsem pauses", load_copy, false, InvalidOid, nullptr};
+
+struct PauseColumns {
+    AttrNumber name, until;
+    MemoryContext context;
+};
+
+void pause_columns(TupleDesc desc, void *arg) {
+    auto *cols = static_cast<PauseColumns *>(arg);
+    cols->name = config_column(desc, kTable, "name");
+    cols->until = config_column(desc, kTable, "until");
+}
+
+void pause_row(HeapTuple tuple, TupleDesc desc, void *arg) {
+    auto *cols = static_cast<PauseColumns *>(arg);
+    if (copy.count == copy.room) {
+        copy.room *= 2;
+        copy.pauses = static_cast<Pause *>(repalloc(copy.pauses, sizeof(Pause) * copy.room));
+    }
+    bool isnull = false;
+    const text *name = DatumGetTextPP(heap_getattr(tuple, cols->name, desc, &isnull));
+    Pause &p = copy.pauses[copy.count++];
+    p.length = static_cast<int32>(VARSIZE_ANY_EXHDR(name));
+    char *bytes = static_cast<char *>(MemoryContextAlloc(cols->context, p.length + 1));
+    memcpy(bytes, VARDATA_ANY(name), p.length);
+    p.name = bytes;
+    p.until = DatumGetTimestampTz(heap_getattr(tuple, cols->until, desc, &isnull));
+}
+
+int compare_names(const char *a, int32 a_length, const char *b, int32 b_length) {
+    const int c = memcmp(a, b, Min(a_length, b_length));
+    if (c != 0) return c;
+    return a_length < b_length ? -1 : (a_length > b_length ? 1 : 0);
+}
+
+int compare_pauses(const void *a, const void *b) {
+    const auto *x = static_cast<const Pause *>(a);
+    const auto *y = static_cast<const Pause *>(b);
+    return compare_names(x->name, x->length, y->name, y->length);
+}
+
+void load_copy(Oid relid, MemoryContext context) {
+    copy.count = 0;
+    copy.room = 8;
+    copy.pauses = static_cast<Pause *>(MemoryContextAlloc(context, sizeof(Pause) * copy.room));
+    PauseColumns cols{InvalidAttrNumber, InvalidAttrNumber, context};
+    config_scan(relid, pause_columns, pause_row, &cols);
+    pg_qsort(copy.pauses, copy.count, sizeof(Pause), compare_pauses);
+}
+
+}  // namespace
+
+void install_pauses_cache_invalidation() {
+    config_copy_install(&cache);
+}
+
+TimestampTz pause_until(const text *name, TimestampTz now) {
+    if (!config_copy_current(&cache) || copy.count == 0) return 0;
+    const char *bytes = VARDATA_ANY(name);
+    const int32 length = static_cast<int32>(VARSIZE_ANY_EXHDR(name));
+    int low = 0;
+    int high = copy.count - 1;
+    while (low <= high) {
+        const int mid = low + (high - low) / 2;
+        const Pause &p = copy.pauses[mid];
+        const int c = compare_names(bytes, length, p.name, p.length);
+        if (c == 0) return p.until > now ? p.until : 0;
+        if (c < 0)
+            high = mid - 1;
+        else
+            low = mid + 1;
+    }
+    return 0;
+}
+
+int pauses_in_force(TimestampTz now) {
+    if (!config_copy_current(&cache)) return 0;
+    int count = 0;
+    for (int i = 0; i < copy.count; ++i)
+        if (copy.pauses[i].until > now) ++count;
+    return count;
+}
+
+TimestampTz pauses_set(const text *name, TimestampTz until, bool clear) {
+    const Oid caller = GetUserId();  // before the write runs as the table's owner
+    const OwnerWrite write = begin_owner_write(kTable, "pgsem 1.2");
+    // Pauses that have passed go first: nothing reads them, and callers, not only operators,
+    // write this table.
+    (void)owner_write_run(
+        "DELETE FROM pgsem.pauses WHERE until OPERATOR(pg_catalog.<=) pg_catalog.now()", 0, nullptr,
+        nullptr, nullptr, SPI_OK_DELETE);
+    Oid types[] = {TEXTOID, TIMESTAMPTZOID, OIDOID};
+    char nulls[] = {' ', ' ', ' ', '\0'};
+    Datum values[] = {PointerGetDatum(name), TimestampTzGetDatum(until), ObjectIdGetDatum(caller)};
+    TimestampTz in_force = 0;
+    if (clear) {
+        (void)owner_write_run("DELETE FROM pgsem.pauses WHERE name OPERATOR(pg_catalog.=) $1", 1,
+                              types, values, nulls, SPI_OK_DELETE);
+    } else {
+        // A pause only moves later: callers that each got a Retry-After leave the latest.
+        (void)owner_write_run(
+            "INSERT INTO pgsem.pauses AS p (name, until, paused_by) "
+            "VALUES ($1, $2, $3::pg_catalog.regrole) "
+            "ON CONFLICT (name) DO UPDATE SET until = EXCLUDED.until, "
+            "    paused_by = EXCLUDED.paused_by, paused_at = pg_catalog.now() "
+            "WHERE p.until OPERATOR(pg_catalog.<) EXCLUDED.until",
+            3, types, values, nulls, SPI_OK_INSERT);
+        // The row is the caller's now, or a later pause's: read it back.
+        const int rc = SPI_execute_with_args(
+            "SELECT until FROM pgsem.pauses WHERE name OPERATOR(pg_catalog.=) $1", 1, types, values,
+            nulls, false, 1);
+        if (rc == SPI_OK_SELECT && SPI_processed == 1) {
+            bool isnull = false;
+            in_force = DatumGetTimestampTz(
+                SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+        }
+    }
+    end_owner_write(write);
+    return in_force;
+}
+
+}  // namespace pgsem
