@@ -46,6 +46,9 @@ CREATE UNIQUE INDEX claims_request_key ON pgsem.claims (name, holder_role, reque
 -- sem_fence refuse to end, extend or hold: each permit comes back exactly one window after it
 -- was granted.
 ALTER TABLE pgsem.claims ADD COLUMN rate boolean;
+-- A rate limit's grant takes the slot whose grant's window passed first: its unended grants by
+-- expiry find it in a few reads, whatever n is (a search of the slots would read up to n).
+CREATE INDEX claims_rate_expiry ON pgsem.claims (name, expires_at) WHERE ended_at IS NULL AND rate;
 
 ------------------------------------------------------------------------------------------------
 -- A lease past its lease that an open transaction still holds shows in the views

@@ -69,3 +69,13 @@ SELECT max(claimed_at) - min(claimed_at) >= '300 milliseconds' AS not_before_the
 
 -- A caller that waits less than the window has left is refused when its wait runs out.
 SELECT sem_rate('r wait', 1, '300 milliseconds', wait => '10 milliseconds') AS refused;
+
+-- A large window finds room where grants' windows have passed, earliest first, whatever n is:
+-- 200 per window, two grants of 100, a third refused; once the window has passed, one grant of
+-- 150 reuses 150 of those slots.
+SELECT count(*) FILTER (WHERE granted) AS granted, count(*) FILTER (WHERE NOT granted) AS refused
+  FROM (SELECT sem_rate('r big', 200, '300 milliseconds', permits => 100) AS granted
+          FROM generate_series(1, 3)) g;
+SELECT pg_sleep(0.35);
+SELECT sem_rate('r big', 200, '300 milliseconds', permits => 150) AS reuses_passed_slots;
+SELECT count(*) AS held, max(slot) < 200 AS below_n FROM sem_holders WHERE name = 'r big';

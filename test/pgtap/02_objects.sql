@@ -3,7 +3,7 @@
 -- PUBLIC has no right at all on schema pgsem, table pgsem.claims or sequence pgsem.claim_id.
 \set ON_ERROR_STOP 1
 BEGIN;
-SELECT plan(189);
+SELECT plan(190);
 
 -- An ordinary role: no attributes, no grants, member of nothing.
 CREATE ROLE pgtap_plain NOLOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT;
@@ -90,6 +90,9 @@ SELECT has_index('pgsem', 'claims', 'claims_pkey', ARRAY['id', 'name', 'slot'],
                  'index claims_pkey is on (id, name, slot)');
 
 -- The unique partial index of request keys (2): one live claim per name, role and key.
+SELECT is((SELECT pg_get_indexdef('pgsem.claims_rate_expiry'::regclass)),
+          'CREATE INDEX claims_rate_expiry ON pgsem.claims USING btree (name, expires_at) WHERE ((ended_at IS NULL) AND rate)',
+          'claims_rate_expiry''s full definition: unended rate grants by expiry');
 SELECT is((SELECT pg_get_indexdef('pgsem.claims_request_key'::regclass)),
           'CREATE UNIQUE INDEX claims_request_key ON pgsem.claims USING btree (name, holder_role, request_key) WHERE ((ended_at IS NULL) AND (request_key IS NOT NULL))',
           'claims_request_key''s full definition');

@@ -174,6 +174,49 @@ int32 holders_above_n(ClaimsTable *table, const SlotRequest &request, SlotGrant 
     return held;
 }
 
+namespace {
+
+// A rate limit's slots whose grants' windows have passed, earliest first, into the candidates;
+// the earliest expiry still ahead is noted for a waiter's timer. The index orders the grants by
+// expiry, so the first committed one still held ends the read: every later one expires later.
+void read_passed_windows(SlotCandidates *candidates) {
+    const SlotRequest &request = *candidates->request;
+    candidates->passed_count = 0;
+    candidates->passed_next = 0;
+    candidates->passed_room = request.permits + 16;
+    candidates->passed =
+        static_cast<int32 *>(palloc(sizeof(int32) * static_cast<size_t>(candidates->passed_room)));
+    ClaimScan scan;
+    if (!rate_expiry_scan_begin(candidates->table, &scan, request.name)) return;
+    ClaimRow row;
+    while (candidates->passed_count < candidates->passed_room && claim_scan_next(&scan, &row)) {
+        core::Occupancy occ = occupancy(row, candidates->now);
+        if (occ == core::Occupancy::kExpired && locked_by_open_transaction(scan))
+            occ = core::Occupancy::kHeld;
+        if (occ == core::Occupancy::kExpired && row.slot < request.n)
+            candidates->passed[candidates->passed_count++] = row.slot;
+        if (occ == core::Occupancy::kHeld && !row.insert_in_progress && !row.change_in_progress) {
+            note_expiry(row, candidates->grant);
+            break;
+        }
+    }
+    claim_scan_end(&scan);
+}
+
+// The highest slot below n that a row holds (or is expired on), or -1: the slots above it have
+// never been taken since their rows were pruned, or were given back.
+int32 highest_slot_with_rows(SlotCandidates *candidates) {
+    const SlotRequest &request = *candidates->request;
+    ClaimScan scan;
+    ClaimRow row;
+    slot_scan_begin(candidates->table, &scan, request.name, 0, request.n, true);
+    const int32 highest = claim_scan_next(&scan, &row) ? row.slot : -1;
+    claim_scan_end(&scan);
+    return highest;
+}
+
+}  // namespace
+
 void candidates_begin(SlotCandidates *candidates, ClaimsTable *table, const SlotRequest &request,
                       SlotGrant *grant) {
     candidates->table = table;
@@ -182,6 +225,10 @@ void candidates_begin(SlotCandidates *candidates, ClaimsTable *table, const Slot
     candidates->now = GetCurrentTimestamp();
     candidates->next = 0;
     candidates->probes_left = 0;
+    candidates->passed = nullptr;
+    candidates->passed_room = 0;
+    candidates->passed_count = 0;
+    candidates->passed_next = 0;
     if (request.n <= core::kLockedScanMaxSlots) {
         candidates->phase = SlotCandidates::kEverySlot;
     } else if (request.n > core::kOrderedScanMaxSlots) {
@@ -191,12 +238,37 @@ void candidates_begin(SlotCandidates *candidates, ClaimsTable *table, const Slot
     } else {
         candidates->phase = SlotCandidates::kLowestFree;
     }
+    if (request.rate && request.n > core::kLockedScanMaxSlots) {
+        candidates->after_rate = candidates->phase;
+        candidates->phase = SlotCandidates::kRatePassed;
+        read_passed_windows(candidates);
+    }
 }
 
 bool candidates_next(SlotCandidates *candidates, int32 *slot) {
     const SlotRequest &request = *candidates->request;
     CHECK_FOR_INTERRUPTS();
     switch (candidates->phase) {
+        case SlotCandidates::kRatePassed:
+            if (candidates->passed_next < candidates->passed_count) {
+                *slot = candidates->passed[candidates->passed_next++];
+                return true;
+            }
+            candidates->phase = SlotCandidates::kAboveHighest;
+            candidates->next = highest_slot_with_rows(candidates) + 1;
+            [[fallthrough]];
+        case SlotCandidates::kAboveHighest:
+            if (candidates->next < request.n) {
+                *slot = candidates->next++;
+                return true;
+            }
+            // Holes below the highest slot (a grant rolled back while a later one took a slot
+            // above it, a claim of another kind given back): with few slots the general search
+            // finds them; with many, only its random probes look, so that a refusal of a full
+            // window costs what a grant costs at any n, and a hole is found by a later call.
+            candidates->phase = candidates->after_rate;
+            candidates->next = 0;
+            return candidates_next(candidates, slot);
         case SlotCandidates::kEverySlot:
             if (candidates->next >= request.n) return false;
             *slot = candidates->next++;
@@ -209,6 +281,7 @@ bool candidates_next(SlotCandidates *candidates, int32 *slot) {
                                candidates->grant))
                     return true;
             }
+            if (request.rate) return false;  // see kAboveHighest
             candidates->phase = SlotCandidates::kLowestFree;
             [[fallthrough]];
         case SlotCandidates::kLowestFree:

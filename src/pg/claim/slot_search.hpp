@@ -46,16 +46,33 @@ Reap reap(ClaimsTable *table, ItemPointerData tid, TimestampTz now);
 // turn; above core::kOrderedScanMaxSlots random probes of slots that look free first; then the
 // lowest slot that looks free, again and again past the ones that turn out held. "Looks free" is
 // a read without the slot's mutex: the caller takes the mutex and looks again (slot_rows_free).
+// A rate limit's grant tries first the slots whose grants' windows have passed, earliest first
+// (from the index of rate grants by expiry), then the slots above the highest one held, and only
+// then the others: at any n, a grant on a window that has room finds it in a few index reads.
 struct SlotCandidates {
-    enum Phase : unsigned char { kEverySlot, kRandomProbes, kLowestFree };
+    enum Phase : unsigned char {
+        kRatePassed,
+        kAboveHighest,
+        kEverySlot,
+        kRandomProbes,
+        kLowestFree
+    };
     ClaimsTable *table;
     const SlotRequest *request;
     SlotGrant *grant;  // where the reads note the earliest expiry they see
     TimestampTz now;
     Phase phase;
-    int32 next;  // kEverySlot: the next slot; kLowestFree: where the next look starts
+    Phase after_rate;  // the phase a rate grant goes on with
+    int32
+        next;  // kEverySlot, kAboveHighest: the next slot; kLowestFree: where the next look starts
     int probes_left;
     core::ProbeSequence probes;
+    // kRatePassed: slots whose grants' windows have passed (room for the permits and a few
+    // more, which concurrent grants may take first).
+    int32 *passed;
+    int passed_room;
+    int passed_count;
+    int passed_next;
 };
 void candidates_begin(SlotCandidates *candidates, ClaimsTable *table, const SlotRequest &request,
                       SlotGrant *grant);

@@ -13,6 +13,7 @@ constexpr const char *kTable = "claims";
 constexpr const char *kPkeyIndex = "claims_pkey";
 constexpr const char *kLiveIndex = "claims_live_slot";
 constexpr const char *kRequestKeyIndex = "claims_request_key";  // from 1.2
+constexpr const char *kRateExpiryIndex = "claims_rate_expiry";  // from 1.2
 constexpr const char *kSequence = "claim_id";
 
 // ---- The table's shape, and the version-skew rule ----------------------------------------------
@@ -126,6 +127,7 @@ struct CachedRelations {
     Oid pkey_index;
     Oid live_index;
     Oid request_key_index;  // InvalidOid before 1.2
+    Oid rate_expiry_index;  // likewise
     Oid id_sequence;
 };
 CachedRelations cached = {};
@@ -141,6 +143,7 @@ void look_up_relations() {
     cached.pkey_index = lookup_relation(nsp, kPkeyIndex);
     cached.live_index = lookup_relation(nsp, kLiveIndex);
     cached.request_key_index = get_relname_relid(kRequestKeyIndex, nsp);
+    cached.rate_expiry_index = get_relname_relid(kRateExpiryIndex, nsp);
     cached.id_sequence = lookup_relation(nsp, kSequence);
     cached.shape_checked = false;
     cached.valid = true;
@@ -210,26 +213,30 @@ void read_row(TupleTableSlot *tuple_slot, const SnapshotData *dirty, ClaimRow *r
 
 // ---- Writing rows ------------------------------------------------------------------------------
 
-// The two partial indexes hold live rows (claims_live_slot: ended_at IS NULL) and live keyed rows
-// (claims_request_key: ended_at IS NULL AND request_key IS NOT NULL). Every release writes an
-// ended row and most claims an unkeyed one; opened as ExecOpenIndices opens them, the executor
-// would open both, copy and compile their predicates and evaluate them on every call only to
-// skip them. So the writer opens the other indexes at once and the partial ones, in the order
-// [others, live, key], when a row first belongs in them (decided here from the row, as their
-// predicates say), and hands the executor the prefix of that array the row belongs in. The heap
-// still decides HOT from every index of the table, whatever this count says; the table lock
-// the writer holds keeps the indexes from changing while some of them are not open.
+// The partial indexes hold live rows (claims_live_slot: ended_at IS NULL), live keyed rows
+// (claims_request_key: ... AND request_key IS NOT NULL) and live rate grants (claims_rate_expiry:
+// ... AND rate). Every release writes an ended row and most claims a plain live one; opened as
+// ExecOpenIndices opens them, the executor would open them all, copy and compile their predicates
+// and evaluate them on every call only to skip them. So the writer opens the other indexes at
+// once and a partial one when a row first belongs in it (decided here from the row, as its
+// predicate says), and hands the executor, for each row, just the indexes the row belongs in.
+// The heap still decides HOT from every index of the table, whatever the executor is handed; the
+// table lock the writer holds keeps the indexes from changing while some of them are not open.
+enum PartialIndex { kLivePartial, kKeyPartial, kRatePartial, kPartialIndexes };
+
 void open_writer_indexes(ClaimsTable *table) {
     ResultRelInfo *rel = table->result_rel;
     List *oids = RelationGetIndexList(table->rel);
-    const int room = list_length(oids) + 2;  // + the partial ones, whatever the list says
+    const int room = list_length(oids) + kPartialIndexes;  // whatever the list says
     rel->ri_IndexRelationDescs = static_cast<RelationPtr>(palloc0(room * sizeof(Relation)));
     rel->ri_IndexRelationInfo = static_cast<IndexInfo **>(palloc0(room * sizeof(IndexInfo *)));
     int n = 0;
     ListCell *cell;
     foreach (cell, oids) {
         const Oid oid = lfirst_oid(cell);
-        if (oid == table->live_index || oid == table->request_key_index) continue;
+        if (oid == table->live_index || oid == table->request_key_index ||
+            oid == table->rate_expiry_index)
+            continue;
         const Relation index = index_open(oid, RowExclusiveLock);
         rel->ri_IndexRelationDescs[n] = index;
         rel->ri_IndexRelationInfo[n] = BuildIndexInfo(index);
@@ -237,38 +244,49 @@ void open_writer_indexes(ClaimsTable *table) {
     }
     list_free(oids);
     table->eager_indexes = n;
-    table->open_indexes = n;
     rel->ri_NumIndices = n;
 }
 
-// Opens the partial index `oid` as the writer's index number `position` (the next), unless open.
-void open_partial_index(ClaimsTable *table, Oid oid, int position) {
-    if (table->open_indexes > position) return;
+// Hands the executor partial index `which` (`oid`) as its next index, opening it first if need be.
+void add_partial_index(ClaimsTable *table, PartialIndex which, Oid oid, const char *name) {
+    if (!OidIsValid(oid)) report_broken_install(name);
+    if (table->partial_indexes[which] == nullptr) {
+        table->partial_indexes[which] = index_open(oid, RowExclusiveLock);
+        table->partial_infos[which] = BuildIndexInfo(table->partial_indexes[which]);
+    }
     ResultRelInfo *rel = table->result_rel;
-    const Relation index = index_open(oid, RowExclusiveLock);
-    rel->ri_IndexRelationDescs[position] = index;
-    rel->ri_IndexRelationInfo[position] = BuildIndexInfo(index);
-    table->open_indexes = position + 1;
+    rel->ri_IndexRelationDescs[rel->ri_NumIndices] = table->partial_indexes[which];
+    rel->ri_IndexRelationInfo[rel->ri_NumIndices] = table->partial_infos[which];
+    ++rel->ri_NumIndices;
+}
+
+bool column_set(const TupleTableSlot *out, AttrNumber column) {
+    return out->tts_tupleDescriptor->natts >= column && !out->tts_isnull[column - 1];
 }
 
 // Gives the executor the writer's indexes that the row in `out` (a stored virtual tuple) belongs
-// in, opening the partial ones it needs.
+// in. (A 1.1 table has neither the columns nor the indexes of keys and rates.)
 void indexes_for_row(ClaimsTable *table, TupleTableSlot *out) {
-    const int eager = table->eager_indexes;
-    int count = eager;
-    if (out->tts_isnull[kColEndedAt - 1]) {
-        open_partial_index(table, table->live_index, eager);
-        count = eager + 1;
-        // A 1.1 table has neither the column nor the index.
-        if (out->tts_tupleDescriptor->natts >= kColRequestKey &&
-            !out->tts_isnull[kColRequestKey - 1]) {
-            if (!OidIsValid(table->request_key_index))
-                report_broken_install("index claims_request_key");
-            open_partial_index(table, table->request_key_index, eager + 1);
-            count = eager + 2;
-        }
+    table->result_rel->ri_NumIndices = table->eager_indexes;
+    if (column_set(out, kColEndedAt)) return;
+    add_partial_index(table, kLivePartial, table->live_index, "index claims_live_slot");
+    if (column_set(out, kColRequestKey))
+        add_partial_index(table, kKeyPartial, table->request_key_index, "index claims_request_key");
+    if (column_set(out, kColRate) && DatumGetBool(out->tts_values[kColRate - 1]))
+        add_partial_index(table, kRatePartial, table->rate_expiry_index,
+                          "index claims_rate_expiry");
+}
+
+// Before ExecCloseIndices: every index the writer opened.
+void all_writer_indexes(ClaimsTable *table) {
+    ResultRelInfo *rel = table->result_rel;
+    rel->ri_NumIndices = table->eager_indexes;
+    for (int which = 0; which < kPartialIndexes; ++which) {
+        if (table->partial_indexes[which] == nullptr) continue;
+        rel->ri_IndexRelationDescs[rel->ri_NumIndices] = table->partial_indexes[which];
+        rel->ri_IndexRelationInfo[rel->ri_NumIndices] = table->partial_infos[which];
+        ++rel->ri_NumIndices;
     }
-    table->result_rel->ri_NumIndices = count;
 }
 
 void ensure_writer(ClaimsTable *table) {
@@ -333,6 +351,7 @@ void pkey_scan_begin(ClaimsTable *table, ClaimScan *scan, StrategyNumber strateg
     scan->index = index_open(table->pkey_index, AccessShareLock);
     ++table->pkey_scans;
     scan->tuple = new_scan_slot(table);
+    scan->direction = ForwardScanDirection;
     InitDirtySnapshot(scan->dirty);
     ScanKeyInit(&scan->keys[0], 1, strategy, op, Int64GetDatum(id));
     scan->scan = index_beginscan(table->rel, scan->index, &scan->dirty, 1, 0);
@@ -363,6 +382,7 @@ void claims_open(ClaimsTable *table, LOCKMODE lockmode) {
     table->pkey_index = cached.pkey_index;
     table->live_index = cached.live_index;
     table->request_key_index = cached.request_key_index;
+    table->rate_expiry_index = cached.rate_expiry_index;
     table->id_sequence = cached.id_sequence;
     table->tuples = NIL;
 }
@@ -372,7 +392,7 @@ namespace {
 void close_table(ClaimsTable *table, LOCKMODE unlock) {
     if (table->estate != nullptr) {
         EvalPlanQualEnd(&table->epq);
-        table->result_rel->ri_NumIndices = table->open_indexes;
+        all_writer_indexes(table);
         ExecCloseIndices(table->result_rel);
         ExecResetTupleTable(table->estate->es_tupleTable, false);
         FreeExecutorState(table->estate);
@@ -400,14 +420,17 @@ void claims_close_unlocking(ClaimsTable *table) {
         UnlockRelationOid(table->live_index, AccessShareLock);
     for (; table->key_scans > 0; --table->key_scans)
         UnlockRelationOid(table->request_key_index, AccessShareLock);
+    for (; table->rate_scans > 0; --table->rate_scans)
+        UnlockRelationOid(table->rate_expiry_index, AccessShareLock);
     close_table(table, table->lockmode);
 }
 
 void slot_scan_begin(ClaimsTable *table, ClaimScan *scan, const text *name, int32 first_slot,
-                     int32 end_slot) {
+                     int32 end_slot, bool backward) {
     scan->index = index_open(table->live_index, AccessShareLock);
     ++table->live_scans;
     scan->tuple = new_scan_slot(table);
+    scan->direction = backward ? BackwardScanDirection : ForwardScanDirection;
     InitDirtySnapshot(scan->dirty);
     ScanKeyInit(&scan->keys[0], 1, BTEqualStrategyNumber, F_TEXTEQ, PointerGetDatum(name));
     scan->keys[0].sk_collation = C_COLLATION_OID;
@@ -418,10 +441,25 @@ void slot_scan_begin(ClaimsTable *table, ClaimScan *scan, const text *name, int3
     index_rescan(scan->scan, scan->keys, 3, nullptr, 0);
 }
 
+bool rate_expiry_scan_begin(ClaimsTable *table, ClaimScan *scan, const text *name) {
+    if (!OidIsValid(table->rate_expiry_index)) return false;
+    scan->index = index_open(table->rate_expiry_index, AccessShareLock);
+    ++table->rate_scans;
+    scan->tuple = new_scan_slot(table);
+    scan->direction = ForwardScanDirection;
+    InitDirtySnapshot(scan->dirty);
+    ScanKeyInit(&scan->keys[0], 1, BTEqualStrategyNumber, F_TEXTEQ, PointerGetDatum(name));
+    scan->keys[0].sk_collation = C_COLLATION_OID;
+    scan->scan = index_beginscan(table->rel, scan->index, &scan->dirty, 1, 0);
+    index_rescan(scan->scan, scan->keys, 1, nullptr, 0);
+    return true;
+}
+
 void live_scan_begin(ClaimsTable *table, ClaimScan *scan) {
     scan->index = index_open(table->live_index, AccessShareLock);
     ++table->live_scans;
     scan->tuple = new_scan_slot(table);
+    scan->direction = ForwardScanDirection;
     InitDirtySnapshot(scan->dirty);
     scan->scan = index_beginscan(table->rel, scan->index, &scan->dirty, 0, 0);
     index_rescan(scan->scan, nullptr, 0, nullptr, 0);
@@ -432,7 +470,7 @@ void id_scan_begin(ClaimsTable *table, ClaimScan *scan, int64 first_id) {
 }
 
 bool claim_scan_next(ClaimScan *scan, ClaimRow *row) {
-    if (!index_getnext_slot(scan->scan, ForwardScanDirection, scan->tuple)) return false;
+    if (!index_getnext_slot(scan->scan, scan->direction, scan->tuple)) return false;
     read_row(scan->tuple, &scan->dirty, row);
     return true;
 }
@@ -560,6 +598,7 @@ bool claims_find_keyed(ClaimsTable *table, const text *name, Oid role, const tex
     scan.index = index_open(table->request_key_index, AccessShareLock);
     ++table->key_scans;
     scan.tuple = new_scan_slot(table);
+    scan.direction = ForwardScanDirection;
     InitDirtySnapshot(scan.dirty);
     ScanKeyInit(&scan.keys[0], 1, BTEqualStrategyNumber, F_TEXTEQ, PointerGetDatum(name));
     scan.keys[0].sk_collation = C_COLLATION_OID;

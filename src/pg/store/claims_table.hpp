@@ -71,19 +71,22 @@ struct ClaimsTable {
     Oid pkey_index;
     Oid live_index;         // unique (name, slot) WHERE ended_at IS NULL
     Oid request_key_index;  // unique (name, holder_role, request_key) of unended keyed rows (1.2)
+    Oid rate_expiry_index;  // (name, expires_at) of unended rate grants (1.2)
     Oid id_sequence;
     // Scans begun on each index: each took a lock on it, which claims_close_unlocking gives back.
     int pkey_scans;
     int live_scans;
     int key_scans;
+    int rate_scans;
     List *tuples;  // the tuple slots of locked rows, dropped by claims_close
     // Created by the first write of a call.
     EState *estate;
     ResultRelInfo *result_rel;
-    // result_rel's indexes: the ones opened with it, and those opened so far, the partial ones
-    // last (see open_writer_indexes).
+    // result_rel's indexes (see open_writer_indexes): the ones opened with it, first in its
+    // arrays; the partial ones, opened when a row first belongs in them (live, key, rate).
     int eager_indexes;
-    int open_indexes;
+    Relation partial_indexes[3];
+    IndexInfo *partial_infos[3];
     EPQState epq;
     TupleTableSlot *new_tuple;
 };
@@ -112,10 +115,15 @@ struct ClaimScan {
     SnapshotData dirty;
     ScanKeyData keys[3];
     TupleTableSlot *tuple;
+    ScanDirection direction;
 };
-// Rows of semaphore `name` with slots in [first_slot, end_slot).
+// Rows of semaphore `name` with slots in [first_slot, end_slot), lowest slot first (`backward`:
+// highest first).
 void slot_scan_begin(ClaimsTable *table, ClaimScan *scan, const text *name, int32 first_slot,
-                     int32 end_slot);
+                     int32 end_slot, bool backward = false);
+// The unended grants of rate limit `name`, earliest expiry first; false (and no scan to end)
+// before 1.2, which has no index of them.
+bool rate_expiry_scan_begin(ClaimsTable *table, ClaimScan *scan, const text *name);
 // Every row in the live index: all unended claims of all semaphores, in (name, slot) order.
 void live_scan_begin(ClaimsTable *table, ClaimScan *scan);
 // Rows with id >= first_id.
