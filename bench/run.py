@@ -72,6 +72,28 @@ SEM_CELLS += [
 SEM_CELLS += [("pg_advisory_xact_lock(bigint)", "bigint_xact_lock", 32, {}, None),
               ("SELECT 1", "select1", 32, {}, None)]
 
+# Rate limits (1.2). A sliding-window grant against the lease claim it is made of (a lease of the
+# window's length, never released), at 1 and 8 clients, on windows no client fills (n = 1,000,000
+# per second: each call is granted, reusing the slot of a grant whose window has passed); and the
+# cost of a call on a full window of n = 100 against one of n = 100,000 (both per minute, filled
+# beforehand: setup_rates), which must not grow with n. Redis' sliding window is in DRIVER_CELLS'
+# rate list below.
+RATE_CELLS = []
+for clients in (1, 8):
+    v = {"n": 1000000, "per_ms": 1000, "group": 20 + clients}
+    RATE_CELLS += [
+        ("pgsem sem_rate grant, 1000000 per s", "pgsem_rate_grant", clients, v, "ids"),
+        ("pgsem lease of 1 s, never released", "pgsem_lease_only", clients, v, "ids"),
+    ]
+RATE_CELLS += [
+    ("pgsem sem_rate, full window of 100 per min", "pgsem_rate_grant", 8,
+     {"n": 100, "per_ms": 60000, "group": 30}, "ids"),
+    ("pgsem sem_rate, full window of 100000 per min", "pgsem_rate_grant", 8,
+     {"n": 100000, "per_ms": 60000, "group": 31}, "ids"),
+]
+RATE_DRIVER_CELLS = [("Redis sliding window (Lua), 1000000 per s", "redis-rate", c)
+                     for c in (1, 8)]
+
 # Claims that wait in line (1.1). The lease cell is pgbench's; it is judged against the
 # no-wait cell and the write floor at 32 clients, so --only waits runs those two as well.
 WAIT_CELLS = [
@@ -103,6 +125,9 @@ for clients in (8, 32):
     ]
 
 COUNTERS = {
+    # Claims and grants made: ids are drawn only for them.
+    "ids": ("SELECT last_value FROM pgsem.claim_id",
+            "SELECT (SELECT last_value FROM pgsem.claim_id) - %s"),
     "pgsem": ("SELECT last_value FROM pgsem.claim_id",
               "SELECT count(*) FROM pgsem.claims WHERE id > %s AND outcome = 'released'"),
     # Claims of several rows (permits) count once.
@@ -131,6 +156,8 @@ def run_driver_cell(args, cell, seconds):
     label, target, clients = cell
     cmd = [args.driver, "pairs", "--target", target, "--clients", str(clients),
            "--seconds", str(seconds)]
+    if target == "redis-rate":
+        cmd += ["--n", "1000000", "--window-ms", "1000"]
     if target.startswith("redis"):
         cmd += ["--redis-port", str(args.redis_port), "--scripts", os.path.join(HERE, "redis")]
     out = subprocess.run(cmd, capture_output=True, text=True)
@@ -192,12 +219,49 @@ def setup_held(conn):
     assert held == 9000, held
 
 
+def setup_rates(conn):
+    """The full windows of the rate cells: n grants each, a minute long (the cells' group 30 and
+    31, bench/sql/pgsem_rate_grant.sql's names)."""
+    for group, n in ((30, 100), (31, 100000)):
+        granted = query(conn, "SELECT count(*) FILTER (WHERE sem_rate(%s, %s, '1 minute'))"
+                              " FROM generate_series(1, %s)", (f"bench-rate-{group}", n, n))
+        assert granted == n, (group, granted)
+
+
+def rate_saturation(args, conn):
+    """32 clients that wait up to 2 s on a limit of 200 per second, for 10 s: the grants made (of
+    the 2,000 the window allows) and the most in any second-long window, from sem_history."""
+    name = "bench-rate-40"
+    cmd = [args.pgbench, "-n", "-M", "extended", "-T", "10", "-c", "32", "-j", "2",
+           "-D", "n=200", "-D", "per_ms=1000", "-D", "group=40",
+           "-f", os.path.join(HERE, "sql", "pgsem_rate_wait.sql")]
+    out = subprocess.run(cmd, capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit(f"pgbench failed for the saturation run:\n{out.stdout}\n{out.stderr}")
+    with conn.cursor() as cur:
+        cur.execute(
+            "WITH g AS (SELECT claimed_at FROM sem_history WHERE name = %s),"
+            " f AS (SELECT min(claimed_at) AS t0 FROM g)"
+            " SELECT (SELECT count(*) FROM g, f WHERE claimed_at < t0 + interval '10 seconds'),"
+            "        (SELECT max(c) FROM (SELECT count(*) OVER (ORDER BY claimed_at RANGE BETWEEN"
+            "          CURRENT ROW AND interval '999999 microseconds' FOLLOWING) AS c FROM g) w),"
+            "        (SELECT count(*) FROM g)", (name,))
+        in_ten, most, total = cur.fetchone()
+    print("\nrate limit of 200 per second, 32 clients waiting up to 2 s each, 10 s of pgbench\n")
+    print("| measure | value |")
+    print("|---|---:|")
+    print(f"| grants in the 10 s from the first (of 2,000 the limit allows) | {in_ten} "
+          f"({100.0 * in_ten / 2000:.1f} %) |")
+    print(f"| most grants in any window of 1 s | {most} |")
+    print(f"| grants in all (the run's last waits end after its 10 s) | {total} |")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--pgbench", required=True)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--seconds", type=int, default=10)
-    ap.add_argument("--only", choices=["locks", "semaphores", "waits", "declarations"])
+    ap.add_argument("--only", choices=["locks", "semaphores", "waits", "declarations", "rates"])
     ap.add_argument("--driver", required=True)
     ap.add_argument("--redis-port", type=int, required=True)
     ap.add_argument("--samples", type=int, default=500)
@@ -219,6 +283,9 @@ def main():
         cells += DRIVER_CELLS
     if args.only == "declarations":  # the two cells of issue 20, interleaved (among SEM_CELLS)
         cells += [c for c in SEM_CELLS if c[0].startswith("pgsem as a role")]
+    if args.only in (None, "rates"):
+        cells += RATE_CELLS + RATE_DRIVER_CELLS
+        setup_rates(conn)
 
     results = {i: [] for i in range(len(cells))}
     started = time.time()
@@ -321,6 +388,21 @@ def main():
         if r:
             print(f"| Redis fair semaphore / Redis PING floor pairs, {c} clients | {r:.2f} |")
 
+    for c in (1, 8):
+        grant = ("pgsem sem_rate grant, 1000000 per s", c)
+        for label, other in (("lease claim of 1 s", ("pgsem lease of 1 s, never released", c)),
+                             ("Redis sliding window",
+                              ("Redis sliding window (Lua), 1000000 per s", c))):
+            r = ratio(grant, other, 1)
+            if r:
+                print(f"| sem_rate grants / {label}, {c} clients | {r:.2f} |")
+    r = ratio(("pgsem sem_rate, full window of 100000 per min", 8),
+              ("pgsem sem_rate, full window of 100 per min", 8), 0)
+    if r:
+        print(f"| calls/s on a full window: n=100000 / n=100, 8 clients | {r:.2f} |")
+
+    if args.only in (None, "rates"):
+        rate_saturation(args, conn)
     if args.only in (None, "waits"):
         wait_latencies(args)
 

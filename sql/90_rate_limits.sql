@@ -23,6 +23,16 @@ SELECT try($$SELECT sem_rate('r bad', 2, '0')$$) AS zero_per,
        try($$SELECT sem_rate('r bad', 2, '1 minute', 1, '-1 second')$$) AS negative_wait;
 SELECT count(*) AS nothing_granted FROM sem_holders WHERE name = 'r bad';
 
+-- Not inside a transaction block or subtransaction (25001): the caller could act on a grant and
+-- then roll it back, and the permit would be granted again. Nor in a string of statements, which
+-- is one (implicit). (try() runs its statement in a subtransaction.)
+SELECT try($$SELECT sem_rate('r tx', 1, '1 hour')$$) AS in_a_subtransaction;
+BEGIN;
+SELECT sem_rate('r tx', 1, '1 hour') AS in_a_block;
+ROLLBACK;
+SELECT sem_rate('r tx', 1, '1 hour') AS alone \; SELECT 1 AS then_another;
+SELECT count(*) AS nothing_granted FROM sem_holders WHERE name = 'r tx';
+
 -- n grants in a window, then refusals; each grant is held for per.
 SELECT sem_rate('r one', 3, '1 hour') AS first,
        sem_rate('r one', 3, '1 hour') AS second,

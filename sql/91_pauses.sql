@@ -57,6 +57,34 @@ SELECT try($$SELECT sem_pause('p declared', now() + '1 minute')$$) AS not_grante
 SET ROLE regress_p_app;
 SELECT sem_pause('p declared', now() + '1 minute') IS NOT NULL AS granted_paused,
        sem_pause('p declared', NULL) IS NULL AS granted_lifted;
+-- A role under a claims quota pauses only declared names within it (53400): a pause holds back
+-- every slot of a name.
+RESET ROLE;
+SELECT sem_set_quota('regress_p_other', 2);
+SELECT sem_declare('p small', 2);
+SELECT sem_declare('p large', 3);
+SELECT sem_grant_public('p small');
+SELECT sem_grant_public('p large');
+SET ROLE regress_p_other;
+SELECT try($$SELECT sem_pause('p other undeclared', now() + '1 minute')$$) AS undeclared,
+       try($$SELECT sem_pause('p large', now() + '1 minute')$$) AS above_quota,
+       sem_pause('p small', now() + '1 minute') IS NOT NULL AS within_quota;
+-- And one role sets at most 100 pauses in force (54000).
+RESET ROLE;
+SELECT sem_set_quota('regress_p_other', NULL);
+SET ROLE regress_p_other;
+SELECT count(sem_pause('p many ' || g, now() + '1 minute')) AS paused
+  FROM generate_series(1, 98) g;
+SELECT try($$SELECT sem_pause('p one too many', now() + '1 minute')$$) AS hundred_and_first,
+       sem_pause('p many 1', now() + '2 minutes') IS NOT NULL AS moving_one_is_fine;
+SET ROLE regress_p_app;
+SELECT sem_pause('p of app', now() + '1 minute') IS NOT NULL AS other_roles_still_may;
+RESET ROLE;
+SELECT count(*) AS lifted
+  FROM (SELECT sem_pause(name, NULL) FROM sem_pauses
+         WHERE name LIKE 'p many %' OR name IN ('p small', 'p of app')) l;
+SELECT sem_undeclare('p small'), sem_undeclare('p large');
+SET ROLE regress_p_app;
 -- Nobody writes the table directly.
 SELECT try($$DELETE FROM pgsem.pauses$$) AS direct_delete;
 RESET ROLE;

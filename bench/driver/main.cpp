@@ -1,10 +1,10 @@
 // pgsem_bench_driver: the measurements of bench/run.sh that pgbench cannot make. Each run prints
 // one line of key=value pairs for bench/run.py to read.
 //
-//   pgsem_bench_driver pairs --target T --clients C --seconds S [--n N]
+//   pgsem_bench_driver pairs --target T --clients C --seconds S [--n N] [--window-ms W]
 //                            [--redis-port P --scripts DIR]
 //       T: pgsem-xact, pgsem-xact-wait, pgsem-lease-wait, pg-floor, pg-xact-limit, redis-fair,
-//          redis-floor
+//          redis-floor, redis-rate (a grant of a sliding window of n per W ms counts as a pair)
 //   pgsem_bench_driver handoff --kind lease|transaction|session --samples S
 //   pgsem_bench_driver expiry --samples S --lease-ms L
 //   pgsem_bench_driver idle --waiters W --seconds T
@@ -84,13 +84,17 @@ int run(int argc, char **argv) {
             pair.target = bench::PairTarget::kPgXactLimit;
         else if (target == "redis-floor")
             pair.target = bench::PairTarget::kRedisFloor;
+        else if (target == "redis-rate")
+            pair.target = bench::PairTarget::kRedisRate;
         else
             die("unknown target " + target);
         pair.clients = std::stoi(need(options, "clients"));
         pair.seconds = std::stoi(need(options, "seconds"));
         if (options.count("n") != 0) pair.n = std::stoi(options.at("n"));
+        if (options.count("window-ms") != 0) pair.window_ms = std::stoi(options.at("window-ms"));
         if (pair.target == bench::PairTarget::kRedisFair ||
-            pair.target == bench::PairTarget::kRedisFloor) {
+            pair.target == bench::PairTarget::kRedisFloor ||
+            pair.target == bench::PairTarget::kRedisRate) {
             pair.redis_port = std::stoi(need(options, "redis-port"));
             pair.scripts_dir = need(options, "scripts");
         }

@@ -16,6 +16,7 @@ namespace {
 constexpr const char *kPgsemName = "bench-pairs";
 constexpr const char *kRedisName = "bench-fair";
 constexpr const char *kRedisTimeoutSeconds = "10";  // the seed's default lease
+constexpr const char *kRedisRateName = "bench-rate";
 
 struct Counts {
     long attempts = 0;
@@ -119,6 +120,11 @@ std::string identifier(std::mt19937_64 *rng) {
     return id;
 }
 
+bool is_redis(PairTarget target) {
+    return target == PairTarget::kRedisFair || target == PairTarget::kRedisFloor ||
+           target == PairTarget::kRedisRate;
+}
+
 Counts redis_client(const PairOptions &options, StartLine *line, int index) {
     const RedisConn context = redis_connect(options.redis_port);
     const std::string acquire =
@@ -138,6 +144,18 @@ Counts redis_client(const PairOptions &options, StartLine *line, int index) {
         ++counts.attempts;
         ++counts.pairs;
     }
+    if (options.target == PairTarget::kRedisRate) {
+        const std::string rate =
+            load_script(context.get(), options.scripts_dir + "/rate_window.lua");
+        const std::string window = std::to_string(options.window_ms);
+        while (Clock::now() < deadline) {
+            const RedisReply granted = redis_run(
+                context.get(),
+                {"EVALSHA", rate, "1", kRedisRateName, limit, window, "1", identifier(&rng)});
+            ++counts.attempts;
+            if (granted->integer == 1) ++counts.pairs;
+        }
+    }
     while (options.target == PairTarget::kRedisFair && Clock::now() < deadline) {
         const std::string id = identifier(&rng);
         const RedisReply acquired = redis_run(
@@ -154,19 +172,18 @@ Counts redis_client(const PairOptions &options, StartLine *line, int index) {
 }  // namespace
 
 PairResult run_pairs(const PairOptions &options) {
-    if (options.target == PairTarget::kRedisFair || options.target == PairTarget::kRedisFloor) {
+    if (is_redis(options.target)) {
         const RedisConn context = redis_connect(options.redis_port);
         redis_run(context.get(), {"DEL", kRedisName, std::string(kRedisName) + ":owner",
-                                  std::string(kRedisName) + ":counter"});
+                                  std::string(kRedisName) + ":counter", kRedisRateName});
     }
     std::vector<Counts> counts(options.clients);
     std::vector<std::thread> threads;
     StartLine line(options.clients);
     for (int i = 0; i < options.clients; ++i)
         threads.emplace_back([&options, &counts, &line, i] {
-            const bool redis = options.target == PairTarget::kRedisFair ||
-                               options.target == PairTarget::kRedisFloor;
-            counts[i] = redis ? redis_client(options, &line, i) : pgsem_client(options, &line);
+            counts[i] = is_redis(options.target) ? redis_client(options, &line, i)
+                                                 : pgsem_client(options, &line);
         });
     const Clock::time_point start = line.start(options.seconds);
     for (std::thread &thread : threads) thread.join();

@@ -18,6 +18,9 @@ enum class PairTarget {
     // level advisory locks that is free ... COMMIT. No FIFO, no waits, no view of the holders.
     kPgXactLimit,
     kRedisFloor,  // PING ... PING
+    // A sliding-window rate limit (1.2's sem_rate peer): EVALSHA rate_window.lua, one call per
+    // attempt, a grant counted as a pair.
+    kRedisRate,
 };
 
 struct PairOptions {
@@ -26,7 +29,8 @@ struct PairOptions {
     int seconds = 10;
     int n = 4;
     int redis_port = 0;
-    std::string scripts_dir;  // where acquire_fair.lua and release_fair.lua are
+    int window_ms = 1000;     // kRedisRate: the window
+    std::string scripts_dir;  // where acquire_fair.lua, release_fair.lua, rate_window.lua are
 };
 
 struct PairResult {

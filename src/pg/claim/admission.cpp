@@ -13,4 +13,15 @@ void require_primary(const char *function, bool refuse_in_read_only) {
     if (refuse_in_read_only) PreventCommandIfReadOnly(function);
 }
 
+void require_outside_transaction_block(const char *function) {
+    // A subtransaction (a savepoint, a PL/pgSQL block with EXCEPTION) rolls back as well.
+    if (!IsTransactionBlock() && !IsSubTransaction()) return;
+    ereport(ERROR, (errcode(ERRCODE_ACTIVE_SQL_TRANSACTION),
+                    errmsg("%s cannot run inside a transaction block or subtransaction", function),
+                    errdetail("A grant rolled back with the transaction would give its permits "
+                              "back after the call it allowed was made."),
+                    errhint("Call it in a statement of its own (autocommit), before the work it "
+                            "limits.")));
+}
+
 }  // namespace pgsem

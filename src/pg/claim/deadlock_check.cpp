@@ -3,6 +3,7 @@
 #include "pg/store/claims_table.hpp"
 #include "pg/claim/deadlock_check.hpp"
 #include "pg/store/locks.hpp"
+#include "pg/store/pauses.hpp"
 #include "pg/store/registry.hpp"
 
 namespace pgsem {
@@ -296,6 +297,11 @@ void add_first_waiters(Graph *graph, const LockData *locks, const Leases &leases
         const int node = node_of(graph, first.pid);
         graph->kinds[node] = core::WaitKind::kAny;
         graph->lacks[node] = first.lacks;
+        // A paused name (sem_pause) holds its waiters back until a time, which comes whatever
+        // anybody does, and its look counts no free slot: a way on that needs nobody.
+        if (first.name != nullptr && pause_until(first.name, GetCurrentTimestamp()) != 0)
+            for (int32 i = 0; i < first.lacks; ++i)
+                add_edge(graph, first.pid, graph->next_slot_id--);  // kRunning nodes
         add_lease_holders(graph, first, leases);
         add_slot_lock_holders(graph, first, locks, holders);
     }

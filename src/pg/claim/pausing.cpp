@@ -2,7 +2,9 @@
 #include "pg/claim/admission.hpp"
 #include "pg/claim/declared_limits.hpp"
 #include "pg/claim/pausing.hpp"
+#include "pg/store/declarations.hpp"
 #include "pg/store/pauses.hpp"
+#include "pg/store/quotas.hpp"
 
 namespace pgsem {
 
@@ -11,6 +13,32 @@ namespace {
 // Pauses in force a database keeps: every claim looks its name up in a copy of them all, and
 // any role that may claim a name may pause it.
 constexpr int kMaxPauses = 10000;
+// Pauses in force one role may have set: so that no role takes the database's whole room.
+constexpr int kMaxPausesPerRole = 100;
+
+// A pause holds back every caller of a name, as holding all of its slots would. A role under a
+// claims quota may hold no more than its quota: it may pause only a declared name whose n is
+// within it (an undeclared name's n is whatever callers pass).
+void require_quota_allows_pause(const char *function, const text *name) {
+    RoleQuota quota{};
+    if (!find_role_quota(GetUserId(), &quota) || quota.max_claims < 0) return;
+    const Declaration *d = find_declaration(name);
+    if (d != nullptr && d->n <= quota.max_claims) return;
+    const char *role = GetUserNameFromId(GetUserId(), false);
+    if (d != nullptr)
+        ereport(ERROR, (errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+                        errmsg("%s: role \"%s\" may not pause \"%s\" (max_claims = %d)", function,
+                               role, text_to_cstring(name), quota.max_claims),
+                        errdetail("A pause holds back all %d slots of the name, more than the "
+                                  "role's claims quota lets it hold.",
+                                  d->n)));
+    ereport(ERROR, (errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+                    errmsg("%s: role \"%s\" may not pause \"%s\" (max_claims = %d)", function, role,
+                           text_to_cstring(name), quota.max_claims),
+                    errdetail("A pause holds back every slot of the name, which is not declared: "
+                              "a role under a claims quota pauses only declared names within "
+                              "it.")));
+}
 
 }  // namespace
 
@@ -26,10 +54,17 @@ TimestampTz pause_name(const char *function, const text *name, bool clear, Times
                         errmsg("%s: a pause must end within 1 day", function),
                         errdetail("It would end at %s.", timestamptz_to_str(until))));
     if (!clear && until <= now) return pause_until(name, now);
-    if (!clear && pause_until(name, now) == 0 && pauses_in_force(now) >= kMaxPauses)
-        ereport(ERROR,
-                (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-                 errmsg("%s: a database keeps at most %d pauses in force", function, kMaxPauses)));
+    if (!clear) require_quota_allows_pause(function, name);
+    if (!clear && pause_until(name, now) == 0) {
+        if (pauses_in_force_by(GetUserId(), now) >= kMaxPausesPerRole)
+            ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+                            errmsg("%s: a role may have set at most %d pauses in force", function,
+                                   kMaxPausesPerRole)));
+        if (pauses_in_force(now) >= kMaxPauses)
+            ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+                            errmsg("%s: a database keeps at most %d pauses in force", function,
+                                   kMaxPauses)));
+    }
     return pauses_set(name, until, clear);
 }
 

@@ -251,7 +251,15 @@ bool candidates_next(SlotCandidates *candidates, int32 *slot) {
     switch (candidates->phase) {
         case SlotCandidates::kRatePassed:
             if (candidates->passed_next < candidates->passed_count) {
-                *slot = candidates->passed[candidates->passed_next++];
+                // From a random one on: concurrent grants would all start at the earliest, and
+                // wait for each other at its mutex; any slot whose window has passed will do.
+                if (candidates->passed_next == 0)
+                    candidates->passed_start =
+                        static_cast<int>(pg_prng_uint64(&pg_global_prng_state) %
+                                         static_cast<uint64>(candidates->passed_count));
+                const int at = (candidates->passed_start + candidates->passed_next++) %
+                               candidates->passed_count;
+                *slot = candidates->passed[at];
                 return true;
             }
             candidates->phase = SlotCandidates::kAboveHighest;

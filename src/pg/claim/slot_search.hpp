@@ -73,6 +73,7 @@ struct SlotCandidates {
     int passed_room;
     int passed_count;
     int passed_next;
+    int passed_start;
 };
 void candidates_begin(SlotCandidates *candidates, ClaimsTable *table, const SlotRequest &request,
                       SlotGrant *grant);

@@ -2,6 +2,7 @@
 // sequence (claim/claim_sequence.hpp), which grants a rate permit as it grants a lease.
 #include "pg/base/argument_checks.hpp"
 #include "pg/base/boundary.hpp"
+#include "pg/claim/admission.hpp"
 #include "pg/claim/claim_sequence.hpp"
 #include "pg/claim/pausing.hpp"
 
@@ -25,6 +26,7 @@ PGSEM_SQL_FUNCTION(pgsem_sem_rate) {
     pgsem::require_valid_permits(kFunction, PG_ARGISNULL(3), permits, n);
     const int64 wait = pgsem::require_valid_wait(
         kFunction, PG_ARGISNULL(4), PG_ARGISNULL(4) ? nullptr : PG_GETARG_INTERVAL_P(4));
+    pgsem::require_outside_transaction_block(kFunction);
     const pgsem::SlotGrant grant = pgsem::claim(
         kFunction,
         pgsem::SlotRequest{name, n, n, pgsem::ClaimKind::kLease, per, permits, nullptr, 0, 0, true},

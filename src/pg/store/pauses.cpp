@@ -11,6 +11,7 @@ struct Pause {
     const char *name;  // not NUL-terminated
     int32 length;
     TimestampTz until;
+    Oid paused_by;
 };
 
 // The copy's rows, sorted by name (bytewise, then by length) for a binary search: every claim
@@ -26,7 +27,7 @@ void load_copy(Oid relid, MemoryContext context);
 ConfigCopy cache = {kTable, "pgsem pauses", load_copy, false, InvalidOid, nullptr};
 
 struct PauseColumns {
-    AttrNumber name, until;
+    AttrNumber name, until, paused_by;
     MemoryContext context;
 };
 
@@ -34,6 +35,7 @@ void pause_columns(TupleDesc desc, void *arg) {
     auto *cols = static_cast<PauseColumns *>(arg);
     cols->name = config_column(desc, kTable, "name");
     cols->until = config_column(desc, kTable, "until");
+    cols->paused_by = config_column(desc, kTable, "paused_by");
 }
 
 void pause_row(HeapTuple tuple, TupleDesc desc, void *arg) {
@@ -50,6 +52,7 @@ void pause_row(HeapTuple tuple, TupleDesc desc, void *arg) {
     memcpy(bytes, VARDATA_ANY(name), p.length);
     p.name = bytes;
     p.until = DatumGetTimestampTz(heap_getattr(tuple, cols->until, desc, &isnull));
+    p.paused_by = DatumGetObjectId(heap_getattr(tuple, cols->paused_by, desc, &isnull));
 }
 
 int compare_names(const char *a, int32 a_length, const char *b, int32 b_length) {
@@ -68,7 +71,7 @@ void load_copy(Oid relid, MemoryContext context) {
     copy.count = 0;
     copy.room = 8;
     copy.pauses = static_cast<Pause *>(MemoryContextAlloc(context, sizeof(Pause) * copy.room));
-    PauseColumns cols{InvalidAttrNumber, InvalidAttrNumber, context};
+    PauseColumns cols{InvalidAttrNumber, InvalidAttrNumber, InvalidAttrNumber, context};
     config_scan(relid, pause_columns, pause_row, &cols);
     pg_qsort(copy.pauses, copy.count, sizeof(Pause), compare_pauses);
 }
@@ -106,14 +109,25 @@ int pauses_in_force(TimestampTz now) {
     return count;
 }
 
+int pauses_in_force_by(Oid role, TimestampTz now) {
+    if (!config_copy_current(&cache)) return 0;
+    int count = 0;
+    for (int i = 0; i < copy.count; ++i)
+        if (copy.pauses[i].until > now && copy.pauses[i].paused_by == role) ++count;
+    return count;
+}
+
 TimestampTz pauses_set(const text *name, TimestampTz until, bool clear) {
     const Oid caller = GetUserId();  // before the write runs as the table's owner
     const OwnerWrite write = begin_owner_write(kTable, "pgsem 1.2");
     // Pauses that have passed go first: nothing reads them, and callers, not only operators,
-    // write this table.
+    // write this table. Rows another open transaction holds stay for a later call: a pause
+    // being set elsewhere must not make this one wait.
     (void)owner_write_run(
-        "DELETE FROM pgsem.pauses WHERE until OPERATOR(pg_catalog.<=) pg_catalog.now()", 0, nullptr,
-        nullptr, nullptr, SPI_OK_DELETE);
+        "DELETE FROM pgsem.pauses WHERE name OPERATOR(pg_catalog.=) ANY (ARRAY("
+        "    SELECT name FROM pgsem.pauses WHERE until OPERATOR(pg_catalog.<=) pg_catalog.now()"
+        "    FOR UPDATE SKIP LOCKED))",
+        0, nullptr, nullptr, nullptr, SPI_OK_DELETE);
     Oid types[] = {TEXTOID, TIMESTAMPTZOID, OIDOID};
     char nulls[] = {' ', ' ', ' ', '\0'};
     Datum values[] = {PointerGetDatum(name), TimestampTzGetDatum(until), ObjectIdGetDatum(caller)};

@@ -15,8 +15,9 @@ void install_pauses_cache_invalidation();
 // than 1.2).
 TimestampTz pause_until(const text *name, TimestampTz now);
 
-// How many pauses have not passed at `now`.
+// How many pauses have not passed at `now`: all of them, and those `role` set.
 int pauses_in_force(TimestampTz now);
+int pauses_in_force_by(Oid role, TimestampTz now);
 
 // Pauses `name` until `until` (a later pause of the name stays), or, with `clear`, lifts its
 // pause; and removes every pause that has passed. As the table's owner (the caller checked the
