@@ -22,21 +22,21 @@ int64 interval_micros(const Interval *interval) {
     return PGSEM_NOTHROW(core::interval_micros(value));
 }
 
-void require_valid_name(const char *function, bool is_null, const text *name) {
+void require_valid_name(const char *function, bool is_null, const text *name, const char *what) {
     const std::size_t bytes = is_null ? 0 : VARSIZE_ANY_EXHDR(name);
     switch (PGSEM_NOTHROW(core::check_name(is_null, bytes))) {
         case core::Problem::kNone:
             return;
         case core::Problem::kNull:
-            raise_null(function, "the semaphore name");
+            raise_null(function, what);
             break;
         case core::Problem::kEmpty:
             ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                            errmsg("%s: the semaphore name must not be empty", function)));
+                            errmsg("%s: %s must not be empty", function, what)));
             break;
         default:
             ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                            errmsg("%s: the semaphore name is too long", function),
+                            errmsg("%s: %s is too long", function, what),
                             errdetail("It is %zu bytes long; the limit is %zu bytes.", bytes,
                                       core::kMaxNameBytes)));
             break;
@@ -116,6 +116,8 @@ int64 require_valid_lease(const char *function, bool is_null, const Interval *le
                           const char *argument) {
     const core::Interval value = is_null ? core::Interval{0, 0, 0} : to_core(lease);
     const core::LeaseCheck check = PGSEM_NOTHROW(core::check_lease(is_null, value));
+    // sem_rate's window is checked as a lease (a grant is one), but is not one to its caller.
+    const bool is_window = strcmp(argument, "per") == 0;
     switch (check.problem) {
         case core::Problem::kNone:
             return check.micros;
@@ -125,13 +127,20 @@ int64 require_valid_lease(const char *function, bool is_null, const Interval *le
         case core::Problem::kNotPositive:
             ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                             errmsg("%s: %s must be positive", function, argument),
-                            errdetail("A lease of zero or less would end before it began.")));
+                            errdetail(is_window ? "A window of zero or less would hold no grant."
+                                                : "A lease of zero or less would end before it "
+                                                  "began.")));
             break;
         case core::Problem::kTooShort:
             ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                             errmsg("%s: %s must be at least 1 millisecond", function, argument)));
             break;
         default:
+            if (is_window)
+                ereport(ERROR,
+                        (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                         errmsg("%s: %s must be at most 1 day", function, argument),
+                         errdetail("A grant counts for its whole window, and nothing ends it.")));
             ereport(ERROR,
                     (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                      errmsg("%s: %s must be at most 1 day", function, argument),

@@ -10,7 +10,9 @@
 namespace pgsem {
 
 // `function` names the SQL function in messages, e.g. "sem_claim()".
-void require_valid_name(const char *function, bool is_null, const text *name);
+// `what` names it in messages.
+void require_valid_name(const char *function, bool is_null, const text *name,
+                        const char *what = "the semaphore name");
 // A request key: NULL (no key) or 1 to core::kMaxRequestKeyBytes bytes.
 void require_valid_request_key(const char *function, bool is_null, const text *key);
 void require_valid_n(const char *function, bool is_null, int32 n);

@@ -17,7 +17,7 @@
 PGSEM_SQL_FUNCTION(pgsem_sem_rate) {
     constexpr const char *kFunction = "sem_rate()";
     const text *name = PG_ARGISNULL(0) ? nullptr : PG_GETARG_TEXT_PP(0);
-    pgsem::require_valid_name(kFunction, PG_ARGISNULL(0), name);
+    pgsem::require_valid_name(kFunction, PG_ARGISNULL(0), name, "the rate limit's name");
     const int32 n = PG_ARGISNULL(1) ? 0 : PG_GETARG_INT32(1);
     pgsem::require_valid_n(kFunction, PG_ARGISNULL(1), n);
     const int64 per = pgsem::require_valid_lease(
@@ -40,7 +40,7 @@ PGSEM_SQL_FUNCTION(pgsem_sem_rate) {
 PGSEM_SQL_FUNCTION(pgsem_sem_pause) {
     constexpr const char *kFunction = "sem_pause()";
     const text *name = PG_ARGISNULL(0) ? nullptr : PG_GETARG_TEXT_PP(0);
-    pgsem::require_valid_name(kFunction, PG_ARGISNULL(0), name);
+    pgsem::require_valid_name(kFunction, PG_ARGISNULL(0), name, "the name");
     const bool clear = PG_ARGISNULL(1);
     const TimestampTz until = clear ? 0 : PG_GETARG_TIMESTAMPTZ(1);
     if (!clear && TIMESTAMP_NOT_FINITE(until))
