@@ -90,9 +90,9 @@ SELECT has_index('pgsem', 'claims', 'claims_pkey', ARRAY['id', 'name', 'slot'],
                  'index claims_pkey is on (id, name, slot)');
 
 -- The unique partial index of request keys (2): one live claim per name, role and key.
-SELECT is((SELECT pg_get_indexdef('pgsem.claims_rate_expiry'::regclass)),
-          'CREATE INDEX claims_rate_expiry ON pgsem.claims USING btree (name, expires_at) WHERE ((ended_at IS NULL) AND rate)',
-          'claims_rate_expiry''s full definition: unended rate grants by expiry');
+SELECT is((SELECT pg_get_indexdef('pgsem.claims_rate_grants'::regclass)),
+          'CREATE INDEX claims_rate_grants ON pgsem.claims USING btree (name, claimed_at) WHERE ((ended_at IS NULL) AND rate)',
+          'claims_rate_grants''s full definition: unended rate grants in grant order');
 SELECT is((SELECT pg_get_indexdef('pgsem.claims_request_key'::regclass)),
           'CREATE UNIQUE INDEX claims_request_key ON pgsem.claims USING btree (name, holder_role, request_key) WHERE ((ended_at IS NULL) AND (request_key IS NOT NULL))',
           'claims_request_key''s full definition');

@@ -174,6 +174,21 @@ void unlock_picked(const SlotRequest &request, const PickedSlots &picks) {
     for (int32 i = 0; i < picks.count; ++i) unlock_slot_mutex(request.name, picks.slots[i]);
 }
 
+// A paused name (sem_pause) has no room until its pause ends, when a waiter's timer wakes it:
+// the latest pause of `count` semaphores, and in *member the one paused that long (-1, and 0
+// returned: none is paused).
+TimestampTz latest_pause(const SlotRequest *members, int32 count, int32 *member) {
+    TimestampTz latest = 0;
+    *member = -1;
+    for (int32 m = 0; m < count; ++m) {
+        const TimestampTz until = pause_until(members[m].name);
+        if (until <= latest) continue;
+        latest = until;
+        *member = m;
+    }
+    return latest;
+}
+
 // One look for free slots, taking them if there are enough, with pgsem.claims open for the look
 // alone: unless the look wrote (leases inserted, an expired one recorded as timed out), the table
 // lock goes with it, so that nobody sleeps holding it (claims_close_unlocking). `first_waiter`:
@@ -183,9 +198,9 @@ void unlock_picked(const SlotRequest &request, const PickedSlots &picks) {
 // mutex then is a renewal, of a lease that holds the slot.)
 SlotGrant look_for_slot(const SlotRequest &request, bool first_waiter) {
     SlotGrant grant{false, -1, 0, 0, 0};
-    // A paused name has no room until the pause ends, when a waiter's timer wakes it.
-    grant.next_expiry = pause_until(request.name, GetCurrentTimestamp());
-    if (grant.next_expiry != 0) return grant;
+    int32 paused_member = -1;
+    grant.next_expiry = latest_pause(&request, 1, &paused_member);
+    if (paused_member >= 0) return grant;
     ClaimsTable table;
     claims_open(&table, request.kind == ClaimKind::kLease ? RowExclusiveLock : AccessShareLock);
     const QuotaHold quota = hold_claims_quota(&table, request.kind, request.permits);
@@ -214,16 +229,8 @@ SlotGrant look_for_slot(const SlotRequest &request, bool first_waiter) {
 // *lacking, or -1 when the set was taken; *next_expiry is the earliest expiry any member saw.
 int32 look_for_set(const SetRequest &set, bool first_waiter, SetGrant *out, int32 *lacking,
                    TimestampTz *next_expiry) {
-    // A paused member: the set has no room until its pause ends (the latest of them).
-    *next_expiry = 0;
     int32 paused_member = -1;
-    const TimestampTz now = GetCurrentTimestamp();
-    for (int32 m = 0; m < set.count; ++m) {
-        const TimestampTz paused = pause_until(set.members[m].name, now);
-        if (paused <= *next_expiry) continue;
-        *next_expiry = paused;
-        paused_member = m;
-    }
+    *next_expiry = latest_pause(set.members, set.count, &paused_member);
     if (paused_member >= 0) {
         *lacking = set.members[paused_member].permits;
         return paused_member;

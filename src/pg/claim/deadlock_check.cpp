@@ -299,7 +299,7 @@ void add_first_waiters(Graph *graph, const LockData *locks, const Leases &leases
         graph->lacks[node] = first.lacks;
         // A paused name (sem_pause) holds its waiters back until a time, which comes whatever
         // anybody does, and its look counts no free slot: a way on that needs nobody.
-        if (first.name != nullptr && pause_until(first.name, GetCurrentTimestamp()) != 0)
+        if (first.name != nullptr && pause_until(first.name) != 0)
             for (int32 i = 0; i < first.lacks; ++i)
                 add_edge(graph, first.pid, graph->next_slot_id--);  // kRunning nodes
         add_lease_holders(graph, first, leases);

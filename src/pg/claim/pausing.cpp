@@ -24,20 +24,28 @@ void require_quota_allows_pause(const char *function, const text *name) {
     if (!find_role_quota(GetUserId(), &quota) || quota.max_claims < 0) return;
     const Declaration *d = find_declaration(name);
     if (d != nullptr && d->n <= quota.max_claims) return;
-    const char *role = GetUserNameFromId(GetUserId(), false);
-    if (d != nullptr)
-        ereport(ERROR, (errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-                        errmsg("%s: role \"%s\" may not pause \"%s\" (max_claims = %d)", function,
-                               role, text_to_cstring(name), quota.max_claims),
-                        errdetail("A pause holds back all %d slots of the name, more than the "
-                                  "role's claims quota lets it hold.",
-                                  d->n)));
-    ereport(ERROR, (errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-                    errmsg("%s: role \"%s\" may not pause \"%s\" (max_claims = %d)", function, role,
-                           text_to_cstring(name), quota.max_claims),
-                    errdetail("A pause holds back every slot of the name, which is not declared: "
-                              "a role under a claims quota pauses only declared names within "
-                              "it.")));
+    ereport(ERROR,
+            (errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+             errmsg("%s: role \"%s\" may not pause \"%s\" (max_claims = %d)", function,
+                    GetUserNameFromId(GetUserId(), false), text_to_cstring(name), quota.max_claims),
+             d != nullptr ? errdetail("A pause holds back all %d slots of the name, more than the "
+                                      "role's claims quota lets it hold.",
+                                      d->n)
+                          : errdetail("A pause holds back every slot of the name, which is not "
+                                      "declared: a role under a claims quota pauses only "
+                                      "declared names within it.")));
+}
+
+// A new pause, past the room one role or the database has for pauses in force: 54000.
+void require_room_for_pause(const char *function, TimestampTz now) {
+    if (pauses_in_force_by(GetUserId(), now) >= kMaxPausesPerRole)
+        ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+                        errmsg("%s: a role may have set at most %d pauses in force", function,
+                               kMaxPausesPerRole)));
+    if (pauses_in_force(now) >= kMaxPauses)
+        ereport(ERROR,
+                (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+                 errmsg("%s: a database keeps at most %d pauses in force", function, kMaxPauses)));
 }
 
 }  // namespace
@@ -48,24 +56,16 @@ TimestampTz pause_name(const char *function, const text *name, bool clear, Times
     // to claim it is the right to pause it (and under pgsem.require_declared, only declared
     // names may be paused).
     require_right_to_claim(function, name);
+    if (clear) return pauses_set(name, 0, true);
     const TimestampTz now = GetCurrentTimestamp();
-    if (!clear && until > now + core::kMicrosPerDay)
+    if (until > now + core::kMicrosPerDay)
         ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                         errmsg("%s: a pause must end within 1 day", function),
                         errdetail("It would end at %s.", timestamptz_to_str(until))));
-    if (!clear && until <= now) return pause_until(name, now);
-    if (!clear) require_quota_allows_pause(function, name);
-    if (!clear && pause_until(name, now) == 0) {
-        if (pauses_in_force_by(GetUserId(), now) >= kMaxPausesPerRole)
-            ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-                            errmsg("%s: a role may have set at most %d pauses in force", function,
-                                   kMaxPausesPerRole)));
-        if (pauses_in_force(now) >= kMaxPauses)
-            ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-                            errmsg("%s: a database keeps at most %d pauses in force", function,
-                                   kMaxPauses)));
-    }
-    return pauses_set(name, until, clear);
+    if (until <= now) return pause_until(name);  // changes nothing
+    require_quota_allows_pause(function, name);
+    if (pause_until(name) == 0) require_room_for_pause(function, now);
+    return pauses_set(name, until, false);
 }
 
 }  // namespace pgsem

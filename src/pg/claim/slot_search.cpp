@@ -178,7 +178,9 @@ namespace {
 
 // A rate limit's slots whose grants' windows have passed, earliest first, into the candidates;
 // the earliest expiry still ahead is noted for a waiter's timer. The index orders the grants by
-// expiry, so the first committed one still held ends the read: every later one expires later.
+// grant time, and a grant's window is its name's one `per` (a grant is never renewed), so the
+// first committed one still held ends the read: every later one expires later. (Callers that
+// pass a name different pers can leave passed windows unread here: fewer grants, never more.)
 void read_passed_windows(SlotCandidates *candidates) {
     const SlotRequest &request = *candidates->request;
     candidates->passed_count = 0;
@@ -187,7 +189,7 @@ void read_passed_windows(SlotCandidates *candidates) {
     candidates->passed =
         static_cast<int32 *>(palloc(sizeof(int32) * static_cast<size_t>(candidates->passed_room)));
     ClaimScan scan;
-    if (!rate_expiry_scan_begin(candidates->table, &scan, request.name)) return;
+    if (!rate_grants_scan_begin(candidates->table, &scan, request.name)) return;
     ClaimRow row;
     while (candidates->passed_count < candidates->passed_room && claim_scan_next(&scan, &row)) {
         core::Occupancy occ = occupancy(row, candidates->now);

@@ -47,8 +47,8 @@ Reap reap(ClaimsTable *table, ItemPointerData tid, TimestampTz now);
 // lowest slot that looks free, again and again past the ones that turn out held. "Looks free" is
 // a read without the slot's mutex: the caller takes the mutex and looks again (slot_rows_free).
 // A rate limit's grant tries first the slots whose grants' windows have passed, earliest first
-// (from the index of rate grants by expiry), then the slots above the highest one held, and only
-// then the others: at any n, a grant on a window that has room finds it in a few index reads.
+// (from the index of rate grants in grant order), then the slots above the highest one held, and
+// only then the others: at any n, a grant on a window that has room finds it in a few index reads.
 struct SlotCandidates {
     enum Phase : unsigned char {
         kRatePassed,
@@ -63,8 +63,8 @@ struct SlotCandidates {
     TimestampTz now;
     Phase phase;
     Phase after_rate;  // the phase a rate grant goes on with
-    int32
-        next;  // kEverySlot, kAboveHighest: the next slot; kLowestFree: where the next look starts
+    // kEverySlot, kAboveHighest: the next slot; kLowestFree: where the next look starts.
+    int32 next;
     int probes_left;
     core::ProbeSequence probes;
     // kRatePassed: slots whose grants' windows have passed (room for the permits and a few

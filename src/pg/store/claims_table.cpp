@@ -13,7 +13,7 @@ constexpr const char *kTable = "claims";
 constexpr const char *kPkeyIndex = "claims_pkey";
 constexpr const char *kLiveIndex = "claims_live_slot";
 constexpr const char *kRequestKeyIndex = "claims_request_key";  // from 1.2
-constexpr const char *kRateExpiryIndex = "claims_rate_expiry";  // from 1.2
+constexpr const char *kRateGrantsIndex = "claims_rate_grants";  // from 1.2
 constexpr const char *kSequence = "claim_id";
 
 // ---- The table's shape, and the version-skew rule ----------------------------------------------
@@ -127,7 +127,7 @@ struct CachedRelations {
     Oid pkey_index;
     Oid live_index;
     Oid request_key_index;  // InvalidOid before 1.2
-    Oid rate_expiry_index;  // likewise
+    Oid rate_grants_index;  // likewise
     Oid id_sequence;
 };
 CachedRelations cached = {};
@@ -143,7 +143,7 @@ void look_up_relations() {
     cached.pkey_index = lookup_relation(nsp, kPkeyIndex);
     cached.live_index = lookup_relation(nsp, kLiveIndex);
     cached.request_key_index = get_relname_relid(kRequestKeyIndex, nsp);
-    cached.rate_expiry_index = get_relname_relid(kRateExpiryIndex, nsp);
+    cached.rate_grants_index = get_relname_relid(kRateGrantsIndex, nsp);
     cached.id_sequence = lookup_relation(nsp, kSequence);
     cached.shape_checked = false;
     cached.valid = true;
@@ -164,6 +164,12 @@ TupleTableSlot *new_tuple_slot(ClaimsTable *table) {
 // A tuple slot for one scan, dropped by claim_scan_end.
 TupleTableSlot *new_scan_slot(ClaimsTable *table) {
     return table_slot_create(table->rel, nullptr);
+}
+
+// Whether column `column` of the row in `slot` (its values extracted) is there and not NULL:
+// columns appended by later releases are missing from older tables.
+bool column_set(const TupleTableSlot *slot, AttrNumber column) {
+    return slot->tts_tupleDescriptor->natts >= column && !slot->tts_isnull[column - 1];
 }
 
 // Reads the row in `tuple`. The dirty snapshot, when given, says whether other open transactions
@@ -193,8 +199,7 @@ void read_row(TupleTableSlot *tuple_slot, const SnapshotData *dirty, ClaimRow *r
     row->permits = has_permits_column(tuple_slot->tts_tupleDescriptor) && !null[kColPermits - 1]
                        ? DatumGetInt32(v[kColPermits - 1])
                        : 1;
-    row->rate = tuple_slot->tts_tupleDescriptor->natts >= kColRate && !null[kColRate - 1] &&
-                DatumGetBool(v[kColRate - 1]);
+    row->rate = column_set(tuple_slot, kColRate) && DatumGetBool(v[kColRate - 1]);
     row->inserter = dirty != nullptr ? dirty->xmin : InvalidTransactionId;
     row->insert_in_progress = TransactionIdIsValid(row->inserter);
     // A dirty read shows this transaction's own rows as if committed; whether a row is one of
@@ -214,7 +219,7 @@ void read_row(TupleTableSlot *tuple_slot, const SnapshotData *dirty, ClaimRow *r
 // ---- Writing rows ------------------------------------------------------------------------------
 
 // The partial indexes hold live rows (claims_live_slot: ended_at IS NULL), live keyed rows
-// (claims_request_key: ... AND request_key IS NOT NULL) and live rate grants (claims_rate_expiry:
+// (claims_request_key: ... AND request_key IS NOT NULL) and live rate grants (claims_rate_grants:
 // ... AND rate). Every release writes an ended row and most claims a plain live one; opened as
 // ExecOpenIndices opens them, the executor would open them all, copy and compile their predicates
 // and evaluate them on every call only to skip them. So the writer opens the other indexes at
@@ -235,7 +240,7 @@ void open_writer_indexes(ClaimsTable *table) {
     foreach (cell, oids) {
         const Oid oid = lfirst_oid(cell);
         if (oid == table->live_index || oid == table->request_key_index ||
-            oid == table->rate_expiry_index)
+            oid == table->rate_grants_index)
             continue;
         const Relation index = index_open(oid, RowExclusiveLock);
         rel->ri_IndexRelationDescs[n] = index;
@@ -260,10 +265,6 @@ void add_partial_index(ClaimsTable *table, PartialIndex which, Oid oid, const ch
     ++rel->ri_NumIndices;
 }
 
-bool column_set(const TupleTableSlot *out, AttrNumber column) {
-    return out->tts_tupleDescriptor->natts >= column && !out->tts_isnull[column - 1];
-}
-
 // Gives the executor the writer's indexes that the row in `out` (a stored virtual tuple) belongs
 // in. (A 1.1 table has neither the columns nor the indexes of keys and rates.)
 void indexes_for_row(ClaimsTable *table, TupleTableSlot *out) {
@@ -273,8 +274,8 @@ void indexes_for_row(ClaimsTable *table, TupleTableSlot *out) {
     if (column_set(out, kColRequestKey))
         add_partial_index(table, kKeyPartial, table->request_key_index, "index claims_request_key");
     if (column_set(out, kColRate) && DatumGetBool(out->tts_values[kColRate - 1]))
-        add_partial_index(table, kRatePartial, table->rate_expiry_index,
-                          "index claims_rate_expiry");
+        add_partial_index(table, kRatePartial, table->rate_grants_index,
+                          "index claims_rate_grants");
 }
 
 // Before ExecCloseIndices: every index the writer opened.
@@ -382,7 +383,7 @@ void claims_open(ClaimsTable *table, LOCKMODE lockmode) {
     table->pkey_index = cached.pkey_index;
     table->live_index = cached.live_index;
     table->request_key_index = cached.request_key_index;
-    table->rate_expiry_index = cached.rate_expiry_index;
+    table->rate_grants_index = cached.rate_grants_index;
     table->id_sequence = cached.id_sequence;
     table->tuples = NIL;
 }
@@ -421,7 +422,7 @@ void claims_close_unlocking(ClaimsTable *table) {
     for (; table->key_scans > 0; --table->key_scans)
         UnlockRelationOid(table->request_key_index, AccessShareLock);
     for (; table->rate_scans > 0; --table->rate_scans)
-        UnlockRelationOid(table->rate_expiry_index, AccessShareLock);
+        UnlockRelationOid(table->rate_grants_index, AccessShareLock);
     close_table(table, table->lockmode);
 }
 
@@ -441,9 +442,9 @@ void slot_scan_begin(ClaimsTable *table, ClaimScan *scan, const text *name, int3
     index_rescan(scan->scan, scan->keys, 3, nullptr, 0);
 }
 
-bool rate_expiry_scan_begin(ClaimsTable *table, ClaimScan *scan, const text *name) {
-    if (!OidIsValid(table->rate_expiry_index)) return false;
-    scan->index = index_open(table->rate_expiry_index, AccessShareLock);
+bool rate_grants_scan_begin(ClaimsTable *table, ClaimScan *scan, const text *name) {
+    if (!OidIsValid(table->rate_grants_index)) return false;
+    scan->index = index_open(table->rate_grants_index, AccessShareLock);
     ++table->rate_scans;
     scan->tuple = new_scan_slot(table);
     scan->direction = ForwardScanDirection;

@@ -71,7 +71,7 @@ struct ClaimsTable {
     Oid pkey_index;
     Oid live_index;         // unique (name, slot) WHERE ended_at IS NULL
     Oid request_key_index;  // unique (name, holder_role, request_key) of unended keyed rows (1.2)
-    Oid rate_expiry_index;  // (name, expires_at) of unended rate grants (1.2)
+    Oid rate_grants_index;  // (name, claimed_at) of unended rate grants (1.2)
     Oid id_sequence;
     // Scans begun on each index: each took a lock on it, which claims_close_unlocking gives back.
     int pkey_scans;
@@ -121,9 +121,9 @@ struct ClaimScan {
 // highest first).
 void slot_scan_begin(ClaimsTable *table, ClaimScan *scan, const text *name, int32 first_slot,
                      int32 end_slot, bool backward = false);
-// The unended grants of rate limit `name`, earliest expiry first; false (and no scan to end)
+// The unended grants of rate limit `name`, earliest granted first; false (and no scan to end)
 // before 1.2, which has no index of them.
-bool rate_expiry_scan_begin(ClaimsTable *table, ClaimScan *scan, const text *name);
+bool rate_grants_scan_begin(ClaimsTable *table, ClaimScan *scan, const text *name);
 // Every row in the live index: all unended claims of all semaphores, in (name, slot) order.
 void live_scan_begin(ClaimsTable *table, ClaimScan *scan);
 // Rows with id >= first_id.

@@ -36,6 +36,15 @@ struct ConfigCopy {
     Oid relid;
     MemoryContext context;
 };
+// The next row of a copy's array of rows (in the copy's context), doubling `*room` when full.
+template <typename Row>
+Row *next_copy_row(Row **rows, int *count, int *room) {
+    if (*count == *room) {
+        *room *= 2;
+        *rows = static_cast<Row *>(repalloc(*rows, sizeof(Row) * static_cast<std::size_t>(*room)));
+    }
+    return &(*rows)[(*count)++];
+}
 // Registers the relcache callback that drops `copy`. Called once, from _PG_init.
 void config_copy_install(ConfigCopy *copy);
 // Processes pending invalidations -- a change committed since this transaction last took a lock

@@ -89,13 +89,9 @@ void load_columns(TupleDesc desc, void *arg) {
 
 void load_row(HeapTuple tuple, TupleDesc desc, void *arg) {
     auto *load = static_cast<Load *>(arg);
-    if (copy.count == load->room) {
-        load->room *= 2;
-        copy.declarations = static_cast<Declaration *>(
-            repalloc(copy.declarations, sizeof(Declaration) * load->room));
-    }
+    Declaration *d = next_copy_row(&copy.declarations, &copy.count, &load->room);
     MemoryContextSwitchTo(load->row_context);
-    read_declaration(tuple, desc, load->cols, load->keep, &copy.declarations[copy.count++]);
+    read_declaration(tuple, desc, load->cols, load->keep, d);
     MemoryContextSwitchTo(load->scratch);
     MemoryContextReset(load->row_context);
 }

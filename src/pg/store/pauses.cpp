@@ -1,23 +1,29 @@
+#include "core/name_patterns.hpp"
+#include "pg/base/boundary.hpp"
 #include "pg/store/config_tables.hpp"
 #include "pg/store/pauses.hpp"
 
 namespace pgsem {
+
+static_assert(std::is_trivially_destructible_v<core::PatternEntry>);
+static_assert(std::is_trivially_destructible_v<std::string_view>);
 
 namespace {
 
 constexpr const char *kTable = "pauses";
 
 struct Pause {
-    const char *name;  // not NUL-terminated
-    int32 length;
+    std::string_view name;  // in the copy's context
     TimestampTz until;
     Oid paused_by;
 };
 
-// The copy's rows, sorted by name (bytewise, then by length) for a binary search: every claim
-// looks its name up, and sem_pause callers, not the operator alone, write this table.
+// The copy's rows, and their names sorted for the lookup a claim makes (core/name_patterns.hpp,
+// exact names only): every claim looks its name up, and sem_pause callers, not the operator
+// alone, write this table.
 struct Pauses {
     Pause *pauses;
+    core::PatternEntry *names;
     int count;
     int room;
 };
@@ -40,31 +46,15 @@ void pause_columns(TupleDesc desc, void *arg) {
 
 void pause_row(HeapTuple tuple, TupleDesc desc, void *arg) {
     auto *cols = static_cast<PauseColumns *>(arg);
-    if (copy.count == copy.room) {
-        copy.room *= 2;
-        copy.pauses = static_cast<Pause *>(repalloc(copy.pauses, sizeof(Pause) * copy.room));
-    }
+    Pause &p = *next_copy_row(&copy.pauses, &copy.count, &copy.room);
     bool isnull = false;
     const text *name = DatumGetTextPP(heap_getattr(tuple, cols->name, desc, &isnull));
-    Pause &p = copy.pauses[copy.count++];
-    p.length = static_cast<int32>(VARSIZE_ANY_EXHDR(name));
-    char *bytes = static_cast<char *>(MemoryContextAlloc(cols->context, p.length + 1));
-    memcpy(bytes, VARDATA_ANY(name), p.length);
-    p.name = bytes;
+    const std::size_t length = VARSIZE_ANY_EXHDR(name);
+    char *bytes = static_cast<char *>(MemoryContextAlloc(cols->context, length + 1));
+    memcpy(bytes, VARDATA_ANY(name), length);
+    p.name = std::string_view(bytes, length);
     p.until = DatumGetTimestampTz(heap_getattr(tuple, cols->until, desc, &isnull));
     p.paused_by = DatumGetObjectId(heap_getattr(tuple, cols->paused_by, desc, &isnull));
-}
-
-int compare_names(const char *a, int32 a_length, const char *b, int32 b_length) {
-    const int c = memcmp(a, b, Min(a_length, b_length));
-    if (c != 0) return c;
-    return a_length < b_length ? -1 : (a_length > b_length ? 1 : 0);
-}
-
-int compare_pauses(const void *a, const void *b) {
-    const auto *x = static_cast<const Pause *>(a);
-    const auto *y = static_cast<const Pause *>(b);
-    return compare_names(x->name, x->length, y->name, y->length);
 }
 
 void load_copy(Oid relid, MemoryContext context) {
@@ -73,7 +63,10 @@ void load_copy(Oid relid, MemoryContext context) {
     copy.pauses = static_cast<Pause *>(MemoryContextAlloc(context, sizeof(Pause) * copy.room));
     PauseColumns cols{InvalidAttrNumber, InvalidAttrNumber, InvalidAttrNumber, context};
     config_scan(relid, pause_columns, pause_row, &cols);
-    pg_qsort(copy.pauses, copy.count, sizeof(Pause), compare_pauses);
+    copy.names = static_cast<core::PatternEntry *>(
+        MemoryContextAlloc(context, sizeof(core::PatternEntry) * (copy.count + 1)));
+    for (int i = 0; i < copy.count; ++i) copy.names[i] = core::PatternEntry{copy.pauses[i].name, i};
+    PGSEM_NOTHROW(core::sort_patterns(copy.names, static_cast<std::size_t>(copy.count)));
 }
 
 }  // namespace
@@ -82,23 +75,14 @@ void install_pauses_cache_invalidation() {
     config_copy_install(&cache);
 }
 
-TimestampTz pause_until(const text *name, TimestampTz now) {
+TimestampTz pause_until(const text *name) {
     if (!config_copy_current(&cache) || copy.count == 0) return 0;
-    const char *bytes = VARDATA_ANY(name);
-    const int32 length = static_cast<int32>(VARSIZE_ANY_EXHDR(name));
-    int low = 0;
-    int high = copy.count - 1;
-    while (low <= high) {
-        const int mid = low + (high - low) / 2;
-        const Pause &p = copy.pauses[mid];
-        const int c = compare_names(bytes, length, p.name, p.length);
-        if (c == 0) return p.until > now ? p.until : 0;
-        if (c < 0)
-            high = mid - 1;
-        else
-            low = mid + 1;
-    }
-    return 0;
+    const std::string_view key(VARDATA_ANY(name), VARSIZE_ANY_EXHDR(name));
+    const int32 found = PGSEM_NOTHROW(
+        core::lookup(copy.names, static_cast<std::size_t>(copy.count), nullptr, 0, key));
+    if (found < 0) return 0;
+    const TimestampTz until = copy.pauses[found].until;
+    return until > GetCurrentTimestamp() ? until : 0;
 }
 
 int pauses_in_force(TimestampTz now) {

@@ -12,8 +12,8 @@ namespace pgsem {
 void install_pauses_cache_invalidation();
 
 // Until when `name` is paused, or 0: not paused (or the pause has passed, or SQL objects older
-// than 1.2).
-TimestampTz pause_until(const text *name, TimestampTz now);
+// than 1.2). Every claim asks: the clock is read only for a name that has a pause.
+TimestampTz pause_until(const text *name);
 
 // How many pauses have not passed at `now`: all of them, and those `role` set.
 int pauses_in_force(TimestampTz now);

@@ -37,13 +37,8 @@ void quota_columns(TupleDesc desc, void *arg) {
 
 void quota_row(HeapTuple tuple, TupleDesc desc, void *arg) {
     auto *cols = static_cast<QuotaColumns *>(arg);
-    if (copy.count == copy.room) {
-        copy.room *= 2;
-        copy.quotas =
-            static_cast<RoleQuota *>(repalloc(copy.quotas, sizeof(RoleQuota) * copy.room));
-    }
+    RoleQuota &q = *next_copy_row(&copy.quotas, &copy.count, &copy.room);
     bool isnull = false;
-    RoleQuota &q = copy.quotas[copy.count++];
     q.role = DatumGetObjectId(heap_getattr(tuple, cols->role, desc, &isnull));
     q.max_claims = int_or_none(tuple, cols->max_claims, desc);
     q.max_waiters = int_or_none(tuple, cols->max_waiters, desc);
