@@ -50,6 +50,10 @@ bool join_line(const text *name, TimestampTz deadline, TimestampTz lock_deadline
     PG_TRY();
     {
         wait_for_first_place(name);
+        // A lock_timeout that fired as the lock was granted leaves its cancel pending (ProcSleep
+        // keeps the indicator): take it here, where it is caught as the wait's own deadline,
+        // not at the next interrupt check, where it would reach the caller as an error.
+        CHECK_FOR_INTERRUPTS();
         ReleaseCurrentSubTransaction();  // the lock passes to the caller's transaction
         MemoryContextSwitchTo(context);
         CurrentResourceOwner = owner;
