@@ -549,3 +549,50 @@ CREATE VIEW @extschema@.sem_pauses AS
 COMMENT ON VIEW @extschema@.sem_pauses IS
     'names paused by sem_pause: nothing is granted on them before until';
 GRANT SELECT ON @extschema@.sem_pauses TO PUBLIC;
+
+-- Token buckets: n permits per per, up to burst at once (the generic cell rate algorithm). One row
+-- per bucket holds its whole state, the theoretical arrival time (tat: when the bucket would be
+-- full again); written only by sem_bucket, as the table's owner, under the name's mutex in the
+-- lock manager, which a grant keeps until it commits. A row whose tat passed an hour ago is a
+-- full bucket, the same as none, and is removed by a later grant that makes a new row. Not
+-- dumped, like the claims: a restored database starts with full buckets.
+CREATE TABLE pgsem.buckets (
+    name text COLLATE "C" PRIMARY KEY
+        CHECK (pg_catalog.octet_length(name) OPERATOR(pg_catalog.>=) 1
+               AND pg_catalog.octet_length(name) OPERATOR(pg_catalog.<=) 256),
+    tat timestamptz NOT NULL,
+    n integer NOT NULL,
+    per interval NOT NULL,
+    burst integer NOT NULL,
+    granted_at timestamptz NOT NULL
+);
+REVOKE ALL ON TABLE pgsem.buckets FROM PUBLIC;
+GRANT SELECT ON TABLE pgsem.buckets TO pg_database_owner;
+
+-- Not STRICT: NULL arguments are errors, but a NULL burst is n.
+CREATE FUNCTION @extschema@.sem_bucket(name text, n integer, per interval,
+                                       permits integer DEFAULT 1,
+                                       wait interval DEFAULT '0',
+                                       burst integer DEFAULT NULL)
+    RETURNS boolean
+    AS 'MODULE_PATHNAME', 'pgsem_sem_bucket'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION @extschema@.sem_bucket(text, integer, interval, integer, interval, integer) IS
+    'grants permits of token bucket name: n per per, up to burst (default n) at once, waiting in line up to wait; true when granted';
+
+-- available: the permits a grant could have now; full_at: when the bucket is full again.
+CREATE VIEW @extschema@.sem_buckets AS
+    SELECT b.name, b.n, b.per, b.burst,
+           LEAST(b.burst, GREATEST(0::pg_catalog.numeric,
+               b.burst::pg_catalog.numeric OPERATOR(pg_catalog.-) pg_catalog.ceil(
+                   (pg_catalog.date_part('epoch', b.tat)
+                        OPERATOR(pg_catalog.-) pg_catalog.date_part('epoch', pg_catalog.now()))::pg_catalog.numeric
+                   OPERATOR(pg_catalog./)
+                   (pg_catalog.date_part('epoch', b.per)::pg_catalog.numeric OPERATOR(pg_catalog./) b.n))))::integer
+               AS available,
+           GREATEST(b.tat, pg_catalog.now()) AS full_at,
+           b.granted_at
+      FROM pgsem.buckets b;
+COMMENT ON VIEW @extschema@.sem_buckets IS
+    'token buckets (sem_bucket): the rule of the last grant, the permits available now, when the bucket is full again';
+GRANT SELECT ON @extschema@.sem_buckets TO PUBLIC;

@@ -3,7 +3,7 @@
 -- Runs in one transaction that is rolled back, so files are independent of each other.
 \set ON_ERROR_STOP 1
 BEGIN;
-SELECT plan(250);
+SELECT plan(257);
 
 -- One row per function of the API: the expected catalog entry.
 CREATE TEMP TABLE api (
@@ -64,7 +64,9 @@ INSERT INTO api VALUES
     ('sem_rate', '{text,integer,interval,integer,interval}', 'boolean', 'volatile', false, 'u',
         'name text, n integer, per interval, permits integer DEFAULT 1, wait interval DEFAULT ''00:00:00''::interval'),
     ('sem_pause', '{text,"timestamp with time zone"}', 'timestamp with time zone', 'volatile', false, 'u',
-        'name text, until timestamp with time zone');
+        'name text, until timestamp with time zone'),
+    ('sem_bucket', '{text,integer,interval,integer,interval,integer}', 'boolean', 'volatile', false, 'u',
+        'name text, n integer, per interval, permits integer DEFAULT 1, wait interval DEFAULT ''00:00:00''::interval, burst integer DEFAULT NULL::integer');
 
 -- The catalog entry of each, found by exact signature in the extension's schema.
 CREATE TEMP VIEW api_proc AS
@@ -83,11 +85,11 @@ SELECT results_eq(
        ORDER BY 1$$,
     $$SELECT format('%I(%s)', name, array_to_string(args, ','))::regprocedure::text
         FROM api ORDER BY 1$$,
-    'pgsem owns exactly the 33 functions of its API in its schema');
-SELECT is((SELECT count(*) FROM api_proc WHERE fn IS NOT NULL), 33::bigint,
+    'pgsem owns exactly the 34 functions of its API in its schema');
+SELECT is((SELECT count(*) FROM api_proc WHERE fn IS NOT NULL), 34::bigint,
           'every API function resolves by its exact signature');
 
--- 2. Per function: exists, returns, volatility, strictness, language, parallel safety (6 x 33).
+-- 2. Per function: exists, returns, volatility, strictness, language, parallel safety (6 x 34).
 SELECT has_function('public', name, args,
                     format('%s(%s) exists', name, array_to_string(args, ', ')))
   FROM api ORDER BY name, args;
@@ -130,7 +132,7 @@ SELECT results_eq(
     $$VALUES ('fnv1a_64(bytea)'), ('fnv1a_64(text)')$$,
     'only fnv1a_64 is PARALLEL SAFE');
 
--- 4. None is SECURITY DEFINER or pins settings (the SQL script says none needs to) (33 + 1).
+-- 4. None is SECURITY DEFINER or pins settings (the SQL script says none needs to) (34 + 1).
 SELECT isnt_definer('public', name, args,
                     format('%s(%s) is not SECURITY DEFINER', name, array_to_string(args, ', ')))
   FROM api ORDER BY name, args;
@@ -181,13 +183,14 @@ SELECT results_eq(
         FROM api_proc a JOIN pg_proc p ON p.oid = a.fn ORDER BY 1$$,
     $$SELECT fn::regprocedure::text,
              CASE WHEN name IN ('sem_claim', 'sem_claim_all') THEN 5
+                  WHEN name = 'sem_bucket' THEN 3
                   WHEN name IN ('sem_claim_xact', 'sem_claim_session', 'sem_claim_xact_all',
                                 'sem_claim_session_all') THEN 3
                   WHEN name IN ('sem_declare', 'sem_rate') THEN 2
                   WHEN name IN ('sem_renew', 'sem_prune_history', 'sem_set_quota') THEN 1
                   ELSE 0 END
         FROM api_proc ORDER BY 1$$,
-    'the default arguments: sem_claim and sem_claim_all five, the scoped claims three, sem_declare and sem_rate two, sem_renew, sem_prune_history and sem_set_quota one');
+    'the default arguments: sem_claim and sem_claim_all five, the scoped claims and sem_bucket three, sem_declare and sem_rate two, sem_renew, sem_prune_history and sem_set_quota one');
 SELECT is(pg_get_function_identity_arguments('public.sem_claim(text,integer,interval,interval,integer,text)'::regprocedure),
           'name text, n integer, timeout interval, wait interval, permits integer, request_key text',
           'sem_claim''s arguments are named name, n, timeout, wait, permits, request_key');

@@ -3,7 +3,7 @@
 -- PUBLIC has no right at all on schema pgsem, table pgsem.claims or sequence pgsem.claim_id.
 \set ON_ERROR_STOP 1
 BEGIN;
-SELECT plan(190);
+SELECT plan(200);
 
 -- An ordinary role: no attributes, no grants, member of nothing.
 CREATE ROLE pgtap_plain NOLOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT;
@@ -121,6 +121,14 @@ SELECT is((SELECT pg_catalog.array_agg(tgname::text || ':' || tgenabled::text OR
              FROM pg_catalog.pg_trigger WHERE tgrelid = 'pgsem.quotas'::regclass),
           ARRAY['quotas_changed:A', 'quotas_not_replicated:A', 'quotas_truncated:A'],
           'pgsem.quotas tells every backend of a change and drops what logical replication brings');
+SELECT has_table('pgsem', 'buckets', 'table pgsem.buckets exists');
+SELECT table_privs_are('pgsem', 'buckets', 'pgtap_plain', ARRAY[]::text[],
+                       'an ordinary role has no privilege on table pgsem.buckets');
+SELECT table_privs_are('pgsem', 'buckets', 'pg_database_owner', ARRAY['SELECT'],
+                       'the database owner may read pgsem.buckets, not write it');
+SELECT columns_are('public', 'sem_buckets',
+    ARRAY['name', 'n', 'per', 'burst', 'available', 'full_at', 'granted_at'],
+    'sem_buckets has the expected columns');
 SELECT has_table('pgsem', 'pauses', 'table pgsem.pauses exists');
 SELECT table_privs_are('pgsem', 'pauses', 'pgtap_plain', ARRAY[]::text[],
                        'an ordinary role has no privilege on table pgsem.pauses');
@@ -162,23 +170,23 @@ SELECT is((SELECT pg_catalog.array_agg(tgname::text || ':' || tgenabled::text OR
 ------------------------------------------------------------------------------------------------
 SELECT has_view('public', v, format('view %s exists', v))
   FROM unnest(ARRAY['sem_holders', 'sem_summary', 'sem_history', 'sem_waiters',
-                      'sem_declarations', 'sem_quotas', 'sem_pauses']) v;
+                      'sem_declarations', 'sem_quotas', 'sem_pauses', 'sem_buckets']) v;
 SELECT table_privs_are('public', v, 'public', ARRAY['SELECT'],
                        format('PUBLIC may SELECT %s and nothing else', v))
   FROM unnest(ARRAY['sem_holders', 'sem_summary', 'sem_history', 'sem_waiters',
-                      'sem_declarations', 'sem_quotas', 'sem_pauses']) v;
+                      'sem_declarations', 'sem_quotas', 'sem_pauses', 'sem_buckets']) v;
 SELECT table_privs_are('public', v, 'pgtap_plain', ARRAY['SELECT'],
                        format('an ordinary role may SELECT %s and nothing else', v))
   FROM unnest(ARRAY['sem_holders', 'sem_summary', 'sem_history', 'sem_waiters',
-                      'sem_declarations', 'sem_quotas', 'sem_pauses']) v;
+                      'sem_declarations', 'sem_quotas', 'sem_pauses', 'sem_buckets']) v;
 SELECT ok(has_table_privilege('pgtap_plain', format('public.%I', v), 'SELECT'),
           format('has_table_privilege(ordinary role, %s, SELECT)', v))
   FROM unnest(ARRAY['sem_holders', 'sem_summary', 'sem_history', 'sem_waiters',
-                      'sem_declarations', 'sem_quotas', 'sem_pauses']) v;
+                      'sem_declarations', 'sem_quotas', 'sem_pauses', 'sem_buckets']) v;
 SELECT is(obj_description(format('public.%I', v)::regclass, 'pg_class') IS NOT NULL, true,
           format('view %s has a COMMENT', v))
   FROM unnest(ARRAY['sem_holders', 'sem_summary', 'sem_history', 'sem_waiters',
-                      'sem_declarations', 'sem_quotas', 'sem_pauses']) v;
+                      'sem_declarations', 'sem_quotas', 'sem_pauses', 'sem_buckets']) v;
 
 SELECT columns_are('public', 'sem_holders',
     ARRAY['name', 'slot', 'id', 'claimed_at', 'expires_at', 'pid', 'role', 'application_name',
@@ -253,8 +261,8 @@ SELECT results_eq(
         JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
         JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'pgsem'
        WHERE p.pronamespace = 'public'::regnamespace$$,
-    $$VALUES (33::bigint, true)$$,
-    'has_function_privilege: the ordinary role may execute all 33 pgsem API functions');
+    $$VALUES (34::bigint, true)$$,
+    'has_function_privilege: the ordinary role may execute all 34 pgsem API functions');
 SELECT is((SELECT count(*) FROM pg_proc p
              JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid
                              AND d.deptype = 'e'
@@ -271,7 +279,7 @@ SELECT is((SELECT count(*) FROM pg_proc p
 SET LOCAL ROLE pgtap_plain;
 SELECT lives_ok(format('SELECT * FROM public.%I', v), format('an ordinary role reads %s', v))
   FROM unnest(ARRAY['sem_holders', 'sem_summary', 'sem_history', 'sem_waiters',
-                      'sem_declarations', 'sem_quotas', 'sem_pauses']) v;
+                      'sem_declarations', 'sem_quotas', 'sem_pauses', 'sem_buckets']) v;
 SELECT lives_ok(q, 'an ordinary role calls ' || q)
   FROM unnest(ARRAY[$$SELECT fnv1a_64('k')$$, $$SELECT sem_held(-1)$$,
                     $$SELECT sem_release(-1)$$]) q;

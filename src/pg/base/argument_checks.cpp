@@ -1,4 +1,5 @@
 #include "core/arguments.hpp"
+#include "core/token_bucket.hpp"
 #include "pg/base/argument_checks.hpp"
 #include "pg/base/boundary.hpp"
 
@@ -62,21 +63,55 @@ void require_valid_request_key(const char *function, bool is_null, const text *k
     }
 }
 
-void require_valid_n(const char *function, bool is_null, int32 n) {
+void require_valid_n(const char *function, bool is_null, int32 n, const char *what) {
     switch (PGSEM_NOTHROW(core::check_n(is_null, n))) {
         case core::Problem::kNone:
             return;
         case core::Problem::kNull:
-            raise_null(function, "n");
+            raise_null(function, what);
             break;
         case core::Problem::kNotPositive:
             ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                            errmsg("%s: n must be at least 1, not %d", function, n)));
+                            errmsg("%s: %s must be at least 1, not %d", function, what, n)));
             break;
         default:
             ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                            errmsg("%s: n must be at most %lld, not %d", function,
+                            errmsg("%s: %s must be at most %lld, not %d", function, what,
                                    static_cast<long long>(core::kMaxN), n)));
+            break;
+    }
+}
+
+int32 require_valid_burst(const char *function, bool is_null, int32 burst, int32 n) {
+    static_assert(core::kMaxBurst == core::kMaxN);  // checked as an n is
+    if (is_null) return n;
+    require_valid_n(function, false, burst, "burst");
+    return burst;
+}
+
+void require_valid_bucket_permits(const char *function, bool is_null, int32 permits, int32 burst) {
+    switch (PGSEM_NOTHROW(core::check_permits(is_null, permits, burst))) {
+        case core::Problem::kNone:
+            return;
+        case core::Problem::kNull:
+            raise_null(function, "permits");
+            break;
+        case core::Problem::kNotPositive:
+            ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                            errmsg("%s: permits must be at least 1, not %d", function, permits)));
+            break;
+        case core::Problem::kAboveN:
+            ereport(ERROR,
+                    (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                     errmsg("%s: permits (%d) must not exceed the burst (%d)", function, permits,
+                            burst),
+                     errdetail("The bucket never holds more than its burst: such a request could "
+                               "never be granted.")));
+            break;
+        default:
+            ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                            errmsg("%s: permits must be at most %lld, not %d", function,
+                                   static_cast<long long>(core::kMaxPermits), permits)));
             break;
     }
 }

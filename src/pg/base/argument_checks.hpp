@@ -15,7 +15,11 @@ void require_valid_name(const char *function, bool is_null, const text *name,
                         const char *what = "the semaphore name");
 // A request key: NULL (no key) or 1 to core::kMaxRequestKeyBytes bytes.
 void require_valid_request_key(const char *function, bool is_null, const text *key);
-void require_valid_n(const char *function, bool is_null, int32 n);
+void require_valid_n(const char *function, bool is_null, int32 n, const char *what = "n");
+// A token bucket's burst (NULL: n): 1 up to core::kMaxBurst. Returns it.
+int32 require_valid_burst(const char *function, bool is_null, int32 burst, int32 n);
+// A token bucket grant's permits: 1 up to the burst (and core::kMaxPermits).
+void require_valid_bucket_permits(const char *function, bool is_null, int32 permits, int32 burst);
 // For a valid n, or 0 when the caller left n to the declaration (claim/declared_limits.hpp checks
 // permits against the declared n then).
 void require_valid_permits(const char *function, bool is_null, int32 permits, int32 n);

@@ -242,7 +242,7 @@ void waiter_rows(Tuplestorestate *store, TupleDesc desc) {
         memset(nulls, 0, sizeof(nulls));
         values[kName] = CStringGetTextDatum(wait.name);
         values[kN] = Int32GetDatum(wait.n);
-        values[kKind] = CStringGetTextDatum(kind_name(wait.kind));
+        values[kKind] = CStringGetTextDatum(wait.timed ? "bucket" : kind_name(wait.kind));
         values[kPid] = Int32GetDatum(wait.pid);
         values[kRole] = ObjectIdGetDatum(wait.role);
         values[kApp] = CStringGetTextDatum(wait.application_name);

@@ -170,6 +170,7 @@ struct FirstWaiter {
     const text *name;
     int32 n;
     int32 lacks;
+    bool timed;  // a token bucket's waiter: time alone gives it room
 };
 
 // Keys of the slot-holder locks held in the lock table, sorted, with their holders' pids.
@@ -281,7 +282,7 @@ void add_first_waiters(Graph *graph, const LockData *locks, const Leases &leases
         // first waiter (kAny over those slots' holders), a free or self-ending slot made it seem
         // able to go on, and a cycle through the line it waits for went unseen.
         if (lock.pid != me.pid && waits_for_a_lock(locks, lock.pid)) continue;
-        FirstWaiter first{lock.pid, locktag_key(lock.locktag), nullptr, 0, 1};
+        FirstWaiter first{lock.pid, locktag_key(lock.locktag), nullptr, 0, 1, false};
         // A set's other lines (claim_sequence.cpp, wait_for_set): the check is of one member
         // at a time, and that member's slots alone decide whether it can ever be had.
         if (first.pid == me.pid && first.key != me.key) continue;
@@ -289,7 +290,7 @@ void add_first_waiters(Graph *graph, const LockData *locks, const Leases &leases
             first = me;
         } else {
             text *name = nullptr;
-            if (registry_find_wait(first.pid, first.key, &first.n, &name))
+            if (registry_find_wait(first.pid, first.key, &first.n, &name, &first.timed))
                 first.name = name;
             else
                 first.n = 0;
@@ -299,7 +300,8 @@ void add_first_waiters(Graph *graph, const LockData *locks, const Leases &leases
         graph->lacks[node] = first.lacks;
         // A paused name (sem_pause) holds its waiters back until a time, which comes whatever
         // anybody does, and its look counts no free slot: a way on that needs nobody.
-        if (first.name != nullptr && pause_until(first.name) != 0)
+        // So does a token bucket's waiter (sem_bucket), whose room comes back with time alone.
+        if (first.timed || (first.name != nullptr && pause_until(first.name) != 0))
             for (int32 i = 0; i < first.lacks; ++i)
                 add_edge(graph, first.pid, graph->next_slot_id--);  // kRunning nodes
         add_lease_holders(graph, first, leases);
@@ -326,7 +328,7 @@ bool first_waiter_deadlocked(const text *name, int32 n, int32 lacking) {
     const LockData *locks = GetLockStatusData();
     add_lock_waits(&graph, locks);
     add_first_waiters(&graph, locks, leases,
-                      FirstWaiter{MyProcPid, name_key(name), name, n, lacking});
+                      FirstWaiter{MyProcPid, name_key(name), name, n, lacking, false});
     // Prepared transactions (pid 0) hold, and never wait: they stay kRunning.
     const core::WaitKind *kinds = graph.kinds;
     const int32 *lacks = graph.lacks;

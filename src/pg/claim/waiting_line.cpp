@@ -108,8 +108,8 @@ void sleep_first_in_line(long timeout_ms, bool watch_client) {
 
 }  // namespace
 
-bool line_join(LineWait *wait, const SlotRequest &request, TimestampTz start,
-               TimestampTz deadline) {
+bool line_join(LineWait *wait, const SlotRequest &request, TimestampTz start, TimestampTz deadline,
+               bool timed) {
     wait->request = &request;
     wait->deadline = deadline;
     wait->lock_deadline = LockTimeout > 0 ? start + static_cast<int64>(LockTimeout) * 1000 : 0;
@@ -121,7 +121,8 @@ bool line_join(LineWait *wait, const SlotRequest &request, TimestampTz start,
     wait->look_context = nullptr;
     wait->since = start;
     wait->noted_n = request.n;
-    registry_note_wait(request.kind, request.name, request.n, request.permits, start);
+    wait->timed = timed;
+    registry_note_wait(request.kind, request.name, request.n, request.permits, start, timed);
     require_waiters_quota();  // an error forgets the wait (xact_events.cpp)
     if (!join_line(request.name, deadline, wait->lock_deadline)) {
         registry_forget_wait();
@@ -152,7 +153,8 @@ bool line_sleep(LineWait *wait, TimestampTz next_expiry, int32 lacking) {
     const SlotRequest &request = *wait->request;
     // The views, and other first waiters' deadlock checks, read this wait's n from the registry.
     if (request.n != wait->noted_n) {
-        registry_note_wait(request.kind, request.name, request.n, request.permits, wait->since);
+        registry_note_wait(request.kind, request.name, request.n, request.permits, wait->since,
+                           wait->timed);
         wait->noted_n = request.n;
     }
     const TimestampTz now = GetCurrentTimestamp();
@@ -162,7 +164,7 @@ bool line_sleep(LineWait *wait, TimestampTz next_expiry, int32 lacking) {
                         errmsg("canceling statement due to lock timeout"),
                         errdetail("It waited for a slot of semaphore \"%s\".",
                                   text_to_cstring(request.name))));
-    if (now >= wait->next_deadlock_check) {
+    if (!wait->timed && now >= wait->next_deadlock_check) {
         // Two looks a deadlock_timeout apart, so that a waiter woken but not yet at its slot is
         // never taken for a stuck one. The check allocates in this line's look context, emptied
         // first: nothing of the last look is used after it, and a set checks in the context of
@@ -180,7 +182,8 @@ bool line_sleep(LineWait *wait, TimestampTz next_expiry, int32 lacking) {
         // again instead of sleeping.
         return true;
     }
-    TimestampTz wake_at = Min(wait->deadline, wait->next_deadlock_check);
+    TimestampTz wake_at =
+        wait->timed ? wait->deadline : Min(wait->deadline, wait->next_deadlock_check);
     if (first_waiter_recheck_ms > 0)
         wake_at = Min(wake_at, now + static_cast<int64>(first_waiter_recheck_ms) * 1000);
     if (wait->lock_deadline != 0) wake_at = Min(wake_at, wait->lock_deadline);

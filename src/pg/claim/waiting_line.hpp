@@ -55,10 +55,14 @@ struct LineWait {
     MemoryContext look_context;  // each look's, emptied before the next
     TimestampTz since;           // when the wait began, for the registry
     int32 noted_n;               // the n the registry shows (a declaration may change n)
+    bool timed;                  // time alone ends the wait (a token bucket's): never deadlocked
 };
 
-// Waits in the lock manager's queue for first place; false when `deadline` came first.
-bool line_join(LineWait *wait, const SlotRequest &request, TimestampTz start, TimestampTz deadline);
+// Waits in the lock manager's queue for first place; false when `deadline` came first. `timed`:
+// the first waiter's room comes back with time alone (a token bucket, claim/bucket_grants.hpp),
+// so it checks for no deadlock, and others' checks count it as able to go on.
+bool line_join(LineWait *wait, const SlotRequest &request, TimestampTz start, TimestampTz deadline,
+               bool timed = false);
 // Brackets a look for a slot: in a memory context of its own, emptied before the next, so a wait
 // of any length takes no more memory than one look.
 void line_begin_look(LineWait *wait);

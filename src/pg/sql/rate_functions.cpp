@@ -3,6 +3,7 @@
 #include "pg/base/argument_checks.hpp"
 #include "pg/base/boundary.hpp"
 #include "pg/claim/admission.hpp"
+#include "pg/claim/bucket_grants.hpp"
 #include "pg/claim/claim_sequence.hpp"
 #include "pg/claim/pausing.hpp"
 
@@ -50,4 +51,27 @@ PGSEM_SQL_FUNCTION(pgsem_sem_pause) {
     const TimestampTz in_force = pgsem::pause_name(kFunction, name, clear, until);
     if (in_force == 0) PG_RETURN_NULL();
     PG_RETURN_TIMESTAMPTZ(in_force);
+}
+
+// sem_bucket(name text, n integer, per interval, permits integer DEFAULT 1,
+//            wait interval DEFAULT '0', burst integer DEFAULT NULL) -> boolean
+//
+// A token bucket: n permits per `per`, up to `burst` (NULL: n) at once, its state one row per
+// name (claim/bucket_grants.hpp). Not STRICT: a null argument is an error, but a null burst is n.
+PGSEM_SQL_FUNCTION(pgsem_sem_bucket) {
+    constexpr const char *kFunction = "sem_bucket()";
+    const text *name = PG_ARGISNULL(0) ? nullptr : PG_GETARG_TEXT_PP(0);
+    pgsem::require_valid_name(kFunction, PG_ARGISNULL(0), name, "the rate limit's name");
+    const int32 n = PG_ARGISNULL(1) ? 0 : PG_GETARG_INT32(1);
+    pgsem::require_valid_n(kFunction, PG_ARGISNULL(1), n);
+    const int64 per = pgsem::require_valid_lease(
+        kFunction, PG_ARGISNULL(2), PG_ARGISNULL(2) ? nullptr : PG_GETARG_INTERVAL_P(2), "per");
+    const int32 burst = pgsem::require_valid_burst(kFunction, PG_ARGISNULL(5),
+                                                   PG_ARGISNULL(5) ? 0 : PG_GETARG_INT32(5), n);
+    const int32 permits = PG_ARGISNULL(3) ? 0 : PG_GETARG_INT32(3);
+    pgsem::require_valid_bucket_permits(kFunction, PG_ARGISNULL(3), permits, burst);
+    const int64 wait = pgsem::require_valid_wait(
+        kFunction, PG_ARGISNULL(4), PG_ARGISNULL(4) ? nullptr : PG_GETARG_INTERVAL_P(4));
+    PG_RETURN_BOOL(
+        pgsem::bucket_grant(kFunction, name, pgsem::BucketRule{n, per, burst}, permits, wait));
 }

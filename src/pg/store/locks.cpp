@@ -13,6 +13,7 @@ constexpr LOCKMODE kNameHoldersMode = ShareLock;  // only ever taken in share mo
 constexpr LOCKMODE kFirstPlaceMode = ExclusiveLock;
 constexpr LOCKMODE kEmptyLineMode = ShareLock;  // conflicts with first place only
 constexpr LOCKMODE kRequestKeyMode = ExclusiveLock;
+constexpr LOCKMODE kBucketMode = ExclusiveLock;
 
 const unsigned char *bytes_of(const varlena *value) {
     return reinterpret_cast<const unsigned char *>(VARDATA_ANY(value));
@@ -91,6 +92,7 @@ LockClass pgsem_lock_class(const LOCKTAG &tag) {
         case LockClass::kNameHolders:
         case LockClass::kQueue:
         case LockClass::kRequestKey:
+        case LockClass::kBucket:
             return static_cast<LockClass>(tag.locktag_field4);
         default:
             return LockClass::kOther;
@@ -107,6 +109,23 @@ uint64 name_key(const text *name) {
 
 uint64 slot_key(const text *name, int32 slot) {
     return slot_hash(name, slot);
+}
+
+// ---- a token bucket's mutex -------------------------------------------------------------------
+
+void lock_bucket_mutex(const text *name) {
+    const LOCKTAG tag = name_tag(LockClass::kBucket, name);
+    (void)LockAcquire(&tag, kBucketMode, false, false);
+}
+
+void unlock_bucket_mutex(const text *name) {
+    const LOCKTAG tag = name_tag(LockClass::kBucket, name);
+    (void)LockRelease(&tag, kBucketMode, false);
+}
+
+bool try_lock_bucket_mutex(const text *name) {
+    const LOCKTAG tag = name_tag(LockClass::kBucket, name);
+    return LockAcquire(&tag, kBucketMode, false, true) != LOCKACQUIRE_NOT_AVAIL;
 }
 
 // ---- the slot mutex --------------------------------------------------------------------------

@@ -33,6 +33,7 @@ enum class LockClass : uint16 {
     kNameHolders = 0x504E,  // "PN", 20558
     kQueue = 0x5051,        // "PQ", 20561: the line
     kRequestKey = 0x504B,   // "PK", 20555
+    kBucket = 0x5042,       // "PB", 20546: a token bucket's mutex
 };
 
 // ---- tags ------------------------------------------------------------------------------------
@@ -53,6 +54,16 @@ LockClass pgsem_lock_class(const LOCKTAG &tag);
 uint64 locktag_key(const LOCKTAG &tag);
 uint64 name_key(const text *name);
 uint64 slot_key(const text *name, int32 slot);
+
+// ---- a token bucket's mutex -------------------------------------------------------------------
+
+// Whoever holds it reads and writes the name's bucket row (store/buckets.hpp). Taken for the
+// transaction: a grant keeps it until its commit, so the next grant reads the TAT it committed;
+// a look that granted nothing gives it back at once.
+void lock_bucket_mutex(const text *name);
+void unlock_bucket_mutex(const text *name);
+// Takes the mutex only if nobody holds it (pruning idle rows waits for no grant).
+bool try_lock_bucket_mutex(const text *name);
 
 // ---- the slot mutex --------------------------------------------------------------------------
 

@@ -11,7 +11,7 @@ namespace {
 constexpr int kListedClaims = 16;
 // Changes with the layout of the entries: a library installed over a running server finds the
 // segment an older one made, and must not read it with the wrong layout (it goes without).
-constexpr uint32 kMagic = 0x50534d32;  // "PSM2": 1.2, with wait_permits
+constexpr uint32 kMagic = 0x50534d33;  // "PSM3": 1.2, with wait_permits and wait_timed
 constexpr const char *kControlName = "pgsem";
 
 struct NamedEntry {
@@ -39,6 +39,7 @@ struct BackendEntry {
     Oid wait_role;
     int32 wait_n;
     int32 wait_permits;
+    bool wait_timed;  // a wait that only time ends (a token bucket's)
     TimestampTz wait_since;
     NamedEntry wait_name;
     int32 claim_count;  // listed in claims[]
@@ -311,8 +312,8 @@ void registry_forget_transaction_claims(int session_claims) {
     end_write(entry);
 }
 
-void registry_note_wait(ClaimKind kind, const text *name, int32 n, int32 permits,
-                        TimestampTz since) {
+void registry_note_wait(ClaimKind kind, const text *name, int32 n, int32 permits, TimestampTz since,
+                        bool timed) {
     BackendEntry *entry = begin_write();
     if (entry == nullptr) return;
     entry->waiting = true;
@@ -320,6 +321,7 @@ void registry_note_wait(ClaimKind kind, const text *name, int32 n, int32 permits
     entry->wait_role = GetUserId();
     entry->wait_n = n;
     entry->wait_permits = permits;
+    entry->wait_timed = timed;
     entry->wait_since = since;
     set_name(&entry->wait_name, name);
     end_write(entry);
@@ -332,7 +334,7 @@ void registry_forget_wait() {
     end_write(entry);
 }
 
-bool registry_find_wait(int32 pid, uint64 key, int32 *n, text **name) {
+bool registry_find_wait(int32 pid, uint64 key, int32 *n, text **name, bool *timed) {
     if (!attach()) return false;
     BackendEntry *snapshot = static_cast<BackendEntry *>(palloc(sizeof(BackendEntry)));
     bool found = false;
@@ -345,6 +347,7 @@ bool registry_find_wait(int32 pid, uint64 key, int32 *n, text **name) {
         if (name_key(waited) == key) {
             *n = snapshot->wait_n;
             *name = waited;
+            *timed = snapshot->wait_timed;
             found = true;
         }
         break;
@@ -411,6 +414,7 @@ void registry_copy(RegistryCopy *copy) {
             out.kind = snapshot->wait_kind;
             out.n = snapshot->wait_n;
             out.permits = snapshot->wait_permits;
+            out.timed = snapshot->wait_timed;
             out.since = snapshot->wait_since;
             memcpy(out.application_name, snapshot->application_name, NAMEDATALEN);
             out.application_name[NAMEDATALEN - 1] = '\0';

@@ -53,13 +53,16 @@ void registry_forget_transaction_claims(int session_claims);
 bool registry_has_room_for_unlisted();
 // Lists a held claim that was counted but not listed, unless it is listed already.
 void registry_list_claim(const RegisteredClaim &claim);
-void registry_note_wait(ClaimKind kind, const text *name, int32 n, int32 permits,
-                        TimestampTz since);
+// `timed`: a wait that time alone ends (a token bucket's: nobody's release), which no deadlock
+// check may take for a stuck one.
+void registry_note_wait(ClaimKind kind, const text *name, int32 n, int32 permits, TimestampTz since,
+                        bool timed);
 void registry_forget_wait();
 
 // The n that backend `pid` waits with for the semaphore whose key is `key` (locks.hpp's
-// name_key), and its name (palloc'd); false when its entry says nothing of such a wait.
-bool registry_find_wait(int32 pid, uint64 key, int32 *n, text **name);
+// name_key), its name (palloc'd), and whether time alone ends it; false when its entry says
+// nothing of such a wait.
+bool registry_find_wait(int32 pid, uint64 key, int32 *n, text **name, bool *timed);
 
 // In this database: the transaction and session claims listed as made by `role`, one per slot,
 // and the waits of `role` by backends other than this one. False when the registry is out of
@@ -89,6 +92,7 @@ struct ListedWait {
     ClaimKind kind;
     int32 n;
     int32 permits;
+    bool timed;
     TimestampTz since;
     char application_name[NAMEDATALEN];
     char name[core::kMaxNameBytes + 1];
