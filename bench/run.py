@@ -84,6 +84,8 @@ for clients in (1, 8):
     RATE_CELLS += [
         ("pgsem sem_rate grant, 1000000 per s", "pgsem_rate_grant", clients, v, "ids"),
         ("pgsem lease of 1 s, never released", "pgsem_lease_only", clients, v, "ids"),
+        ("pgsem sem_bucket grant, 1000000 per s", "pgsem_bucket_grant", clients, v,
+         "bucket_writes"),
     ]
 RATE_CELLS += [
     ("pgsem sem_rate, full window of 100 per min", "pgsem_rate_grant", 8,
@@ -91,8 +93,10 @@ RATE_CELLS += [
     ("pgsem sem_rate, full window of 100000 per min", "pgsem_rate_grant", 8,
      {"n": 100000, "per_ms": 60000, "group": 31}, "ids"),
 ]
-RATE_DRIVER_CELLS = [("Redis sliding window (Lua), 1000000 per s", "redis-rate", c)
-                     for c in (1, 8)]
+RATE_DRIVER_CELLS = [(f"Redis {kind} (Lua), 1000000 per s", target, c)
+                     for c in (1, 8)
+                     for kind, target in (("sliding window", "redis-rate"),
+                                          ("GCRA token bucket", "redis-bucket"))]
 
 # Claims that wait in line (1.1). The lease cell is pgbench's; it is judged against the
 # no-wait cell and the write floor at 32 clients, so --only waits runs those two as well.
@@ -139,6 +143,12 @@ COUNTERS = {
     "pgsem_second": ("SELECT last_value FROM pgsem.claim_id",
                      "SELECT count(*) FROM pgsem.claims WHERE id > %s AND outcome = 'released' "
                      "AND name LIKE 'bench-b-%%'"),
+    # Token bucket grants: each writes its bucket's row once (the statistics of pgsem.buckets,
+    # flushed by the cell's backends as they exit).
+    "bucket_writes": ("SELECT n_tup_ins + n_tup_upd FROM pg_stat_all_tables"
+                      " WHERE relid = 'pgsem.buckets'::regclass",
+                      "SELECT (SELECT n_tup_ins + n_tup_upd FROM pg_stat_all_tables"
+                      " WHERE relid = 'pgsem.buckets'::regclass) - %s FROM pg_sleep(0.5)"),
     "seed": ("SELECT coalesce(max(id), 0) FROM seed_requests",
              "SELECT count(*) FROM seed_requests WHERE id > %s AND completed_at IS NOT NULL"),
     "floor": ("SELECT coalesce(max(id), 0) FROM floor_claims",
@@ -156,7 +166,7 @@ def run_driver_cell(args, cell, seconds):
     label, target, clients = cell
     cmd = [args.driver, "pairs", "--target", target, "--clients", str(clients),
            "--seconds", str(seconds)]
-    if target == "redis-rate":
+    if target in ("redis-rate", "redis-bucket"):
         cmd += ["--n", "1000000", "--window-ms", "1000"]
     if target.startswith("redis"):
         cmd += ["--redis-port", str(args.redis_port), "--scripts", os.path.join(HERE, "redis")]
@@ -396,6 +406,13 @@ def main():
             r = ratio(grant, other, 1)
             if r:
                 print(f"| sem_rate grants / {label}, {c} clients | {r:.2f} |")
+        bucket = ("pgsem sem_bucket grant, 1000000 per s", c)
+        for label, other in (("lease claim of 1 s", ("pgsem lease of 1 s, never released", c)),
+                             ("Redis GCRA token bucket",
+                              ("Redis GCRA token bucket (Lua), 1000000 per s", c))):
+            r = ratio(bucket, other, 1)
+            if r:
+                print(f"| sem_bucket grants / {label}, {c} clients | {r:.2f} |")
     r = ratio(("pgsem sem_rate, full window of 100000 per min", 8),
               ("pgsem sem_rate, full window of 100 per min", 8), 0)
     if r:

@@ -4,7 +4,8 @@
 //   pgsem_bench_driver pairs --target T --clients C --seconds S [--n N] [--window-ms W]
 //                            [--redis-port P --scripts DIR]
 //       T: pgsem-xact, pgsem-xact-wait, pgsem-lease-wait, pg-floor, pg-xact-limit, redis-fair,
-//          redis-floor, redis-rate (a grant of a sliding window of n per W ms counts as a pair)
+//          redis-floor, redis-rate (a grant of a sliding window of n per W ms counts as a pair),
+//          redis-bucket (a grant of a GCRA token bucket of n per W ms, burst n)
 //   pgsem_bench_driver handoff --kind lease|transaction|session --samples S
 //   pgsem_bench_driver expiry --samples S --lease-ms L
 //   pgsem_bench_driver idle --waiters W --seconds T
@@ -86,6 +87,8 @@ int run(int argc, char **argv) {
             pair.target = bench::PairTarget::kRedisFloor;
         else if (target == "redis-rate")
             pair.target = bench::PairTarget::kRedisRate;
+        else if (target == "redis-bucket")
+            pair.target = bench::PairTarget::kRedisBucket;
         else
             die("unknown target " + target);
         pair.clients = std::stoi(need(options, "clients"));
@@ -94,7 +97,8 @@ int run(int argc, char **argv) {
         if (options.count("window-ms") != 0) pair.window_ms = std::stoi(options.at("window-ms"));
         if (pair.target == bench::PairTarget::kRedisFair ||
             pair.target == bench::PairTarget::kRedisFloor ||
-            pair.target == bench::PairTarget::kRedisRate) {
+            pair.target == bench::PairTarget::kRedisRate ||
+            pair.target == bench::PairTarget::kRedisBucket) {
             pair.redis_port = std::stoi(need(options, "redis-port"));
             pair.scripts_dir = need(options, "scripts");
         }

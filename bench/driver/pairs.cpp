@@ -122,7 +122,7 @@ std::string identifier(std::mt19937_64 *rng) {
 
 bool is_redis(PairTarget target) {
     return target == PairTarget::kRedisFair || target == PairTarget::kRedisFloor ||
-           target == PairTarget::kRedisRate;
+           target == PairTarget::kRedisRate || target == PairTarget::kRedisBucket;
 }
 
 Counts redis_client(const PairOptions &options, StartLine *line, int index) {
@@ -152,6 +152,17 @@ Counts redis_client(const PairOptions &options, StartLine *line, int index) {
             const RedisReply granted = redis_run(
                 context.get(),
                 {"EVALSHA", rate, "1", kRedisRateName, limit, window, "1", identifier(&rng)});
+            ++counts.attempts;
+            if (granted->integer == 1) ++counts.pairs;
+        }
+    }
+    if (options.target == PairTarget::kRedisBucket) {
+        const std::string bucket =
+            load_script(context.get(), options.scripts_dir + "/token_bucket.lua");
+        const std::string period = std::to_string(options.window_ms);
+        while (Clock::now() < deadline) {
+            const RedisReply granted = redis_run(
+                context.get(), {"EVALSHA", bucket, "1", kRedisRateName, limit, period, "1", limit});
             ++counts.attempts;
             if (granted->integer == 1) ++counts.pairs;
         }

@@ -21,6 +21,7 @@ enum class PairTarget {
     // A sliding-window rate limit (1.2's sem_rate peer): EVALSHA rate_window.lua, one call per
     // attempt, a grant counted as a pair.
     kRedisRate,
+    kRedisBucket,
 };
 
 struct PairOptions {
