@@ -16,6 +16,81 @@ void raise_null(const char *function, const char *argument) {
                     errmsg("%s: %s must not be null", function, argument)));
 }
 
+// What permits must stay within, in a message's words: "n" of a semaphore, "the burst" of a
+// token bucket.
+struct PermitBound {
+    const char *name;
+    int32 shown;                  // the bound as the message names it
+    const char *above_detail;     // why more than the bound could never be granted
+    const char *over_max_detail;  // why no more than core::kMaxPermits at once (nullptr: none)
+};
+
+void require_permits_within(const char *function, bool is_null, int32 permits, int32 bound,
+                            const PermitBound &words) {
+    switch (PGSEM_NOTHROW(core::check_permits(is_null, permits, bound))) {
+        case core::Problem::kNone:
+            return;
+        case core::Problem::kNull:
+            raise_null(function, "permits");
+            break;
+        case core::Problem::kNotPositive:
+            ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                            errmsg("%s: permits must be at least 1, not %d", function, permits)));
+            break;
+        case core::Problem::kAboveN:
+            ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                            errmsg("%s: permits (%d) must not exceed %s (%d)", function, permits,
+                                   words.name, words.shown),
+                            errdetail("%s", words.above_detail)));
+            break;
+        default:
+            ereport(
+                ERROR,
+                (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                 errmsg("%s: permits must be at most %lld, not %d", function,
+                        static_cast<long long>(core::kMaxPermits), permits),
+                 words.over_max_detail != nullptr ? errdetail("%s", words.over_max_detail) : 0));
+            break;
+    }
+}
+
+// What a length (a lease, a window) must be, in its own words when it is not.
+struct LengthWords {
+    const char *not_positive_detail;
+    const char *too_long_detail;
+    const char *too_long_hint;  // nullptr: none
+};
+
+int64 require_valid_length(const char *function, bool is_null, const Interval *length,
+                           const char *argument, const LengthWords &words) {
+    const core::Interval value = is_null ? core::Interval{0, 0, 0} : to_core(length);
+    const core::LeaseCheck check = PGSEM_NOTHROW(core::check_lease(is_null, value));
+    switch (check.problem) {
+        case core::Problem::kNone:
+            return check.micros;
+        case core::Problem::kNull:
+            raise_null(function, argument);
+            break;
+        case core::Problem::kNotPositive:
+            ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                            errmsg("%s: %s must be positive", function, argument),
+                            errdetail("%s", words.not_positive_detail)));
+            break;
+        case core::Problem::kTooShort:
+            ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                            errmsg("%s: %s must be at least 1 millisecond", function, argument)));
+            break;
+        default:
+            ereport(ERROR,
+                    (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                     errmsg("%s: %s must be at most 1 day", function, argument),
+                     errdetail("%s", words.too_long_detail),
+                     words.too_long_hint != nullptr ? errhint("%s", words.too_long_hint) : 0));
+            break;
+    }
+    return 0;
+}
+
 }  // namespace
 
 int64 interval_micros(const Interval *interval) {
@@ -90,100 +165,41 @@ int32 require_valid_burst(const char *function, bool is_null, int32 burst, int32
 }
 
 void require_valid_bucket_permits(const char *function, bool is_null, int32 permits, int32 burst) {
-    switch (PGSEM_NOTHROW(core::check_permits(is_null, permits, burst))) {
-        case core::Problem::kNone:
-            return;
-        case core::Problem::kNull:
-            raise_null(function, "permits");
-            break;
-        case core::Problem::kNotPositive:
-            ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                            errmsg("%s: permits must be at least 1, not %d", function, permits)));
-            break;
-        case core::Problem::kAboveN:
-            ereport(ERROR,
-                    (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                     errmsg("%s: permits (%d) must not exceed the burst (%d)", function, permits,
-                            burst),
-                     errdetail("The bucket never holds more than its burst: such a request could "
-                               "never be granted.")));
-            break;
-        default:
-            ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                            errmsg("%s: permits must be at most %lld, not %d", function,
-                                   static_cast<long long>(core::kMaxPermits), permits)));
-            break;
-    }
+    require_permits_within(function, is_null, permits, burst,
+                           PermitBound{"the burst", burst,
+                                       "The bucket never holds more than its burst: such a request "
+                                       "could never be granted.",
+                                       nullptr});
 }
 
 void require_valid_permits(const char *function, bool is_null, int32 permits, int32 n) {
     // n 0: left to the declaration, which checks permits against it once it is known.
     const int32 bound = n != 0 ? n : static_cast<int32>(core::kMaxN);
-    switch (PGSEM_NOTHROW(core::check_permits(is_null, permits, bound))) {
-        case core::Problem::kNone:
-            return;
-        case core::Problem::kNull:
-            raise_null(function, "permits");
-            break;
-        case core::Problem::kNotPositive:
-            ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                            errmsg("%s: permits must be at least 1, not %d", function, permits)));
-            break;
-        case core::Problem::kAboveN:
-            ereport(ERROR,
-                    (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                     errmsg("%s: permits (%d) must not exceed n (%d)", function, permits, n),
-                     errdetail("A claim of more permits than the semaphore has could never be "
-                               "granted.")));
-            break;
-        default:
-            ereport(ERROR,
-                    (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                     errmsg("%s: permits must be at most %lld, not %d", function,
-                            static_cast<long long>(core::kMaxPermits), permits),
-                     errdetail("Each permit is a slot, and a claim holds a lock for each of its "
-                               "slots while it is made.")));
-            break;
-    }
+    require_permits_within(
+        function, is_null, permits, bound,
+        PermitBound{"n", n,
+                    "A claim of more permits than the semaphore has could never "
+                    "be granted.",
+                    "Each permit is a slot, and a claim holds a lock for each of "
+                    "its slots while it is made."});
 }
 
 int64 require_valid_lease(const char *function, bool is_null, const Interval *lease,
                           const char *argument) {
-    const core::Interval value = is_null ? core::Interval{0, 0, 0} : to_core(lease);
-    const core::LeaseCheck check = PGSEM_NOTHROW(core::check_lease(is_null, value));
-    // sem_rate's window is checked as a lease (a grant is one), but is not one to its caller.
-    const bool is_window = strcmp(argument, "per") == 0;
-    switch (check.problem) {
-        case core::Problem::kNone:
-            return check.micros;
-        case core::Problem::kNull:
-            raise_null(function, argument);
-            break;
-        case core::Problem::kNotPositive:
-            ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                            errmsg("%s: %s must be positive", function, argument),
-                            errdetail(is_window ? "A window of zero or less would hold no grant."
-                                                : "A lease of zero or less would end before it "
-                                                  "began.")));
-            break;
-        case core::Problem::kTooShort:
-            ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                            errmsg("%s: %s must be at least 1 millisecond", function, argument)));
-            break;
-        default:
-            if (is_window)
-                ereport(ERROR,
-                        (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                         errmsg("%s: %s must be at most 1 day", function, argument),
-                         errdetail("A grant counts for its whole window, and nothing ends it.")));
-            ereport(ERROR,
-                    (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                     errmsg("%s: %s must be at most 1 day", function, argument),
-                     errdetail("A holder that crashes keeps its slot until its lease runs out."),
-                     errhint("Take a shorter lease and extend it with sem_renew().")));
-            break;
-    }
-    return 0;
+    return require_valid_length(
+        function, is_null, lease, argument,
+        LengthWords{"A lease of zero or less would end before it began.",
+                    "A holder that crashes keeps its slot until its lease runs out.",
+                    "Take a shorter lease and extend it with sem_renew()."});
+}
+
+int64 require_valid_window(const char *function, bool is_null, const Interval *per) {
+    // A sliding window's grant is a lease of `per` (the same bounds), but not one to its caller.
+    return require_valid_length(function, is_null, per, "per",
+                                LengthWords{"A window of zero or less would hold no grant.",
+                                            "A grant counts for its whole window, and nothing "
+                                            "ends it.",
+                                            nullptr});
 }
 
 int64 require_valid_wait(const char *function, bool is_null, const Interval *wait,

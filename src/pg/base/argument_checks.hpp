@@ -26,6 +26,8 @@ void require_valid_permits(const char *function, bool is_null, int32 permits, in
 // Returns the lease in microseconds; `argument` names it in messages.
 int64 require_valid_lease(const char *function, bool is_null, const Interval *lease,
                           const char *argument = "the timeout");
+// A rate limit's window `per` (sem_rate, sem_bucket): a lease's bounds, in a window's words.
+int64 require_valid_window(const char *function, bool is_null, const Interval *per);
 // Returns how long a claim may wait, in microseconds.
 int64 require_valid_wait(const char *function, bool is_null, const Interval *wait,
                          const char *argument = "wait");

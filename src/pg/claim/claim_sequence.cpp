@@ -29,6 +29,7 @@ namespace {
 void admit(const char *function, const SlotRequest &request) {
     // Transaction and session claims write nothing: read-only transactions may take them.
     require_primary(function, request.kind == ClaimKind::kLease);
+    if (request.rate) require_outside_transaction_block(function);
     if (request.kind == ClaimKind::kTransaction)
         warn_if_statement_scoped(function,
                                  "Call it between BEGIN and COMMIT, or take a lease (sem_claim) "

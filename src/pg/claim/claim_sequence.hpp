@@ -1,7 +1,8 @@
 // The claim sequence: every claim of every kind -- a lease, a transaction claim, a session claim
 // -- goes through claim(), which reads as the protocol:
 //   1. admit: the arguments were checked by the SQL shim; here, primary or standby (and read-only
-//      transactions for leases), and the warning for a transaction claim that protects nothing;
+//      transactions for leases), a rate grant outside transaction blocks, and the warning for a
+//      transaction claim that protects nothing;
 //   2. look for a free slot, holding the line in share mode, which only an empty line allows;
 //   3. wait in line, if the caller may wait and nobody passes anybody (waiting_line.hpp);
 //   4. hold the slot, under its mutex: a lease row inserted, or a slot-holder lock taken -- the

@@ -1,11 +1,33 @@
 // SQL glue for rate limits: argument checks and conversions only; the work is in the claim
-// sequence (claim/claim_sequence.hpp), which grants a rate permit as it grants a lease.
+// sequence (claim/claim_sequence.hpp), which grants a sliding window's permit as it grants a
+// lease, in the token bucket's protocol (claim/bucket_grants.hpp), and in pausing.hpp.
 #include "pg/base/argument_checks.hpp"
 #include "pg/base/boundary.hpp"
-#include "pg/claim/admission.hpp"
 #include "pg/claim/bucket_grants.hpp"
 #include "pg/claim/claim_sequence.hpp"
 #include "pg/claim/pausing.hpp"
+
+namespace {
+
+// The first three arguments of sem_rate and sem_bucket: the limit's name, n and window.
+struct RateLimit {
+    const text *name;
+    int32 n;
+    int64 per;
+};
+
+RateLimit rate_limit_arguments(FunctionCallInfo fcinfo, const char *function) {
+    RateLimit limit{};
+    limit.name = PG_ARGISNULL(0) ? nullptr : PG_GETARG_TEXT_PP(0);
+    pgsem::require_valid_name(function, PG_ARGISNULL(0), limit.name, "the rate limit's name");
+    limit.n = PG_ARGISNULL(1) ? 0 : PG_GETARG_INT32(1);
+    pgsem::require_valid_n(function, PG_ARGISNULL(1), limit.n);
+    limit.per = pgsem::require_valid_window(function, PG_ARGISNULL(2),
+                                            PG_ARGISNULL(2) ? nullptr : PG_GETARG_INTERVAL_P(2));
+    return limit;
+}
+
+}  // namespace
 
 // sem_rate(name text, n integer, per interval, permits integer DEFAULT 1,
 //          wait interval DEFAULT '0') -> boolean
@@ -17,21 +39,16 @@
 // window's edge. Not STRICT: a null argument is an error.
 PGSEM_SQL_FUNCTION(pgsem_sem_rate) {
     constexpr const char *kFunction = "sem_rate()";
-    const text *name = PG_ARGISNULL(0) ? nullptr : PG_GETARG_TEXT_PP(0);
-    pgsem::require_valid_name(kFunction, PG_ARGISNULL(0), name, "the rate limit's name");
-    const int32 n = PG_ARGISNULL(1) ? 0 : PG_GETARG_INT32(1);
-    pgsem::require_valid_n(kFunction, PG_ARGISNULL(1), n);
-    const int64 per = pgsem::require_valid_lease(
-        kFunction, PG_ARGISNULL(2), PG_ARGISNULL(2) ? nullptr : PG_GETARG_INTERVAL_P(2), "per");
+    const RateLimit limit = rate_limit_arguments(fcinfo, kFunction);
     const int32 permits = PG_ARGISNULL(3) ? 0 : PG_GETARG_INT32(3);
-    pgsem::require_valid_permits(kFunction, PG_ARGISNULL(3), permits, n);
+    pgsem::require_valid_permits(kFunction, PG_ARGISNULL(3), permits, limit.n);
     const int64 wait = pgsem::require_valid_wait(
         kFunction, PG_ARGISNULL(4), PG_ARGISNULL(4) ? nullptr : PG_GETARG_INTERVAL_P(4));
-    pgsem::require_outside_transaction_block(kFunction);
-    const pgsem::SlotGrant grant = pgsem::claim(
-        kFunction,
-        pgsem::SlotRequest{name, n, n, pgsem::ClaimKind::kLease, per, permits, nullptr, 0, 0, true},
-        wait);
+    const pgsem::SlotGrant grant =
+        pgsem::claim(kFunction,
+                     pgsem::SlotRequest{limit.name, limit.n, limit.n, pgsem::ClaimKind::kLease,
+                                        limit.per, permits, nullptr, 0, 0, true},
+                     wait);
     PG_RETURN_BOOL(grant.granted);
 }
 
@@ -60,18 +77,13 @@ PGSEM_SQL_FUNCTION(pgsem_sem_pause) {
 // name (claim/bucket_grants.hpp). Not STRICT: a null argument is an error, but a null burst is n.
 PGSEM_SQL_FUNCTION(pgsem_sem_bucket) {
     constexpr const char *kFunction = "sem_bucket()";
-    const text *name = PG_ARGISNULL(0) ? nullptr : PG_GETARG_TEXT_PP(0);
-    pgsem::require_valid_name(kFunction, PG_ARGISNULL(0), name, "the rate limit's name");
-    const int32 n = PG_ARGISNULL(1) ? 0 : PG_GETARG_INT32(1);
-    pgsem::require_valid_n(kFunction, PG_ARGISNULL(1), n);
-    const int64 per = pgsem::require_valid_lease(
-        kFunction, PG_ARGISNULL(2), PG_ARGISNULL(2) ? nullptr : PG_GETARG_INTERVAL_P(2), "per");
-    const int32 burst = pgsem::require_valid_burst(kFunction, PG_ARGISNULL(5),
-                                                   PG_ARGISNULL(5) ? 0 : PG_GETARG_INT32(5), n);
+    const RateLimit limit = rate_limit_arguments(fcinfo, kFunction);
+    const int32 burst = pgsem::require_valid_burst(
+        kFunction, PG_ARGISNULL(5), PG_ARGISNULL(5) ? 0 : PG_GETARG_INT32(5), limit.n);
     const int32 permits = PG_ARGISNULL(3) ? 0 : PG_GETARG_INT32(3);
     pgsem::require_valid_bucket_permits(kFunction, PG_ARGISNULL(3), permits, burst);
     const int64 wait = pgsem::require_valid_wait(
         kFunction, PG_ARGISNULL(4), PG_ARGISNULL(4) ? nullptr : PG_GETARG_INTERVAL_P(4));
-    PG_RETURN_BOOL(
-        pgsem::bucket_grant(kFunction, name, pgsem::BucketRule{n, per, burst}, permits, wait));
+    PG_RETURN_BOOL(pgsem::bucket_grant(
+        kFunction, limit.name, pgsem::BucketRule{limit.n, limit.per, burst}, permits, wait));
 }

@@ -10,9 +10,6 @@ namespace {
 
 constexpr const char *kTable = "buckets";
 
-// How many idle rows a grant that makes a new row removes at most.
-constexpr int kPruneBatch = 16;
-
 // Saved for the backend's life (the plan cache plans them again if the table is made anew).
 SPIPlanPtr read_plan = nullptr;
 SPIPlanPtr write_plan = nullptr;
@@ -67,7 +64,8 @@ void write_tat(const text *name, TimestampTz tat, const BucketRule &rule) {
 }
 
 // Rows whose TAT passed an hour ago are full buckets, the same as none: removed, each under its
-// mutex (so that no grant is between its read and its write of the row), checked again there.
+// mutex (so that no grant is between its read and its write of the row), checked again there;
+// at most 16 (the query's LIMIT) per grant that makes a new row.
 void prune_idle_rows() {
     const SPIPlanPtr idle = saved_plan(
         &idle_plan,
@@ -76,7 +74,7 @@ void prune_idle_rows() {
         "LIMIT 16",
         0, nullptr);
     if (run_latest(idle, nullptr, nullptr, true) != SPI_OK_SELECT) return;
-    const int count = Min(static_cast<int>(SPI_processed), kPruneBatch);
+    const int count = static_cast<int>(SPI_processed);
     text **names = static_cast<text **>(palloc(sizeof(text *) * Max(count, 1)));
     for (int i = 0; i < count; ++i) {
         bool isnull = false;
