@@ -347,16 +347,34 @@ void store_update(ClaimsTable *table, const LockedClaim &locked, TupleTableSlot 
     CommandCounterIncrement();
 }
 
+// Every scan of the table reads through one of its indexes with a dirty snapshot. `scans`
+// counts the scans of that index, whose locks claims_close_unlocking gives back.
+void open_dirty_scan(ClaimsTable *table, ClaimScan *scan, Oid index, int *scans,
+                     ScanDirection direction) {
+    scan->index = index_open(index, AccessShareLock);
+    ++*scans;
+    scan->tuple = new_scan_slot(table);
+    scan->direction = direction;
+    InitDirtySnapshot(scan->dirty);
+}
+
+// Starts a scan opened by open_dirty_scan with its first `nkeys` keys, set by then.
+void start_dirty_scan(ClaimsTable *table, ClaimScan *scan, int nkeys) {
+    scan->scan = index_beginscan(table->rel, scan->index, &scan->dirty, nkeys, 0);
+    index_rescan(scan->scan, nkeys > 0 ? scan->keys : nullptr, nkeys, nullptr, 0);
+}
+
+// Key `key` (attribute `attno`) equal to text `value`, bytewise (the columns are COLLATE "C").
+void text_equal_key(ScanKey key, AttrNumber attno, const text *value) {
+    ScanKeyInit(key, attno, BTEqualStrategyNumber, F_TEXTEQ, PointerGetDatum(value));
+    key->sk_collation = C_COLLATION_OID;
+}
+
 void pkey_scan_begin(ClaimsTable *table, ClaimScan *scan, StrategyNumber strategy, RegProcedure op,
                      int64 id) {
-    scan->index = index_open(table->pkey_index, AccessShareLock);
-    ++table->pkey_scans;
-    scan->tuple = new_scan_slot(table);
-    scan->direction = ForwardScanDirection;
-    InitDirtySnapshot(scan->dirty);
+    open_dirty_scan(table, scan, table->pkey_index, &table->pkey_scans, ForwardScanDirection);
     ScanKeyInit(&scan->keys[0], 1, strategy, op, Int64GetDatum(id));
-    scan->scan = index_beginscan(table->rel, scan->index, &scan->dirty, 1, 0);
-    index_rescan(scan->scan, scan->keys, 1, nullptr, 0);
+    start_dirty_scan(table, scan, 1);
 }
 
 }  // namespace
@@ -428,42 +446,27 @@ void claims_close_unlocking(ClaimsTable *table) {
 
 void slot_scan_begin(ClaimsTable *table, ClaimScan *scan, const text *name, int32 first_slot,
                      int32 end_slot, bool backward) {
-    scan->index = index_open(table->live_index, AccessShareLock);
-    ++table->live_scans;
-    scan->tuple = new_scan_slot(table);
-    scan->direction = backward ? BackwardScanDirection : ForwardScanDirection;
-    InitDirtySnapshot(scan->dirty);
-    ScanKeyInit(&scan->keys[0], 1, BTEqualStrategyNumber, F_TEXTEQ, PointerGetDatum(name));
-    scan->keys[0].sk_collation = C_COLLATION_OID;
+    open_dirty_scan(table, scan, table->live_index, &table->live_scans,
+                    backward ? BackwardScanDirection : ForwardScanDirection);
+    text_equal_key(&scan->keys[0], 1, name);
     ScanKeyInit(&scan->keys[1], 2, BTGreaterEqualStrategyNumber, F_INT4GE,
                 Int32GetDatum(first_slot));
     ScanKeyInit(&scan->keys[2], 2, BTLessStrategyNumber, F_INT4LT, Int32GetDatum(end_slot));
-    scan->scan = index_beginscan(table->rel, scan->index, &scan->dirty, 3, 0);
-    index_rescan(scan->scan, scan->keys, 3, nullptr, 0);
+    start_dirty_scan(table, scan, 3);
 }
 
 bool rate_grants_scan_begin(ClaimsTable *table, ClaimScan *scan, const text *name) {
     if (!OidIsValid(table->rate_grants_index)) return false;
-    scan->index = index_open(table->rate_grants_index, AccessShareLock);
-    ++table->rate_scans;
-    scan->tuple = new_scan_slot(table);
-    scan->direction = ForwardScanDirection;
-    InitDirtySnapshot(scan->dirty);
-    ScanKeyInit(&scan->keys[0], 1, BTEqualStrategyNumber, F_TEXTEQ, PointerGetDatum(name));
-    scan->keys[0].sk_collation = C_COLLATION_OID;
-    scan->scan = index_beginscan(table->rel, scan->index, &scan->dirty, 1, 0);
-    index_rescan(scan->scan, scan->keys, 1, nullptr, 0);
+    open_dirty_scan(table, scan, table->rate_grants_index, &table->rate_scans,
+                    ForwardScanDirection);
+    text_equal_key(&scan->keys[0], 1, name);
+    start_dirty_scan(table, scan, 1);
     return true;
 }
 
 void live_scan_begin(ClaimsTable *table, ClaimScan *scan) {
-    scan->index = index_open(table->live_index, AccessShareLock);
-    ++table->live_scans;
-    scan->tuple = new_scan_slot(table);
-    scan->direction = ForwardScanDirection;
-    InitDirtySnapshot(scan->dirty);
-    scan->scan = index_beginscan(table->rel, scan->index, &scan->dirty, 0, 0);
-    index_rescan(scan->scan, nullptr, 0, nullptr, 0);
+    open_dirty_scan(table, scan, table->live_index, &table->live_scans, ForwardScanDirection);
+    start_dirty_scan(table, scan, 0);
 }
 
 void id_scan_begin(ClaimsTable *table, ClaimScan *scan, int64 first_id) {
@@ -596,18 +599,12 @@ bool claims_find_keyed(ClaimsTable *table, const text *name, Oid role, const tex
                        ClaimRow *row) {
     if (!OidIsValid(table->request_key_index)) report_broken_install("index claims_request_key");
     ClaimScan scan;
-    scan.index = index_open(table->request_key_index, AccessShareLock);
-    ++table->key_scans;
-    scan.tuple = new_scan_slot(table);
-    scan.direction = ForwardScanDirection;
-    InitDirtySnapshot(scan.dirty);
-    ScanKeyInit(&scan.keys[0], 1, BTEqualStrategyNumber, F_TEXTEQ, PointerGetDatum(name));
-    scan.keys[0].sk_collation = C_COLLATION_OID;
+    open_dirty_scan(table, &scan, table->request_key_index, &table->key_scans,
+                    ForwardScanDirection);
+    text_equal_key(&scan.keys[0], 1, name);
     ScanKeyInit(&scan.keys[1], 2, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(role));
-    ScanKeyInit(&scan.keys[2], 3, BTEqualStrategyNumber, F_TEXTEQ, PointerGetDatum(key));
-    scan.keys[2].sk_collation = C_COLLATION_OID;
-    scan.scan = index_beginscan(table->rel, scan.index, &scan.dirty, 3, 0);
-    index_rescan(scan.scan, scan.keys, 3, nullptr, 0);
+    text_equal_key(&scan.keys[2], 3, key);
+    start_dirty_scan(table, &scan, 3);
     bool found = false;
     ClaimRow candidate;
     // Versions of the key's row: the unended one is the claim (an ended version of it is not in
