@@ -552,10 +552,13 @@ GRANT SELECT ON @extschema@.sem_pauses TO PUBLIC;
 
 -- Token buckets: n permits per per, up to burst at once (the generic cell rate algorithm). One row
 -- per bucket holds its whole state, the theoretical arrival time (tat: when the bucket would be
--- full again); written only by sem_bucket, as the table's owner, under the name's mutex in the
--- lock manager, which a grant keeps until it commits. A row whose tat passed an hour ago is a
--- full bucket, the same as none, and is removed by a later grant that makes a new row. Not
--- dumped, like the claims: a restored database starts with full buckets.
+-- full again); written only by sem_bucket, under the name's mutex in the lock manager, which a
+-- grant keeps until it commits (it reads and writes the row directly, as the claims, so no
+-- snapshot of the caller's and no SSI read of a hot name is involved). A bucket refills in a day
+-- at most, so its tat is never more than a day ahead; a row whose tat passed an hour ago is a
+-- full bucket, the same as none, and is removed by a later grant that makes a new row near it.
+-- Not dumped, like the claims: a restored database starts with full buckets. Not replicated
+-- either: a subscriber's buckets are its own.
 CREATE TABLE pgsem.buckets (
     name text COLLATE "C" PRIMARY KEY
         CHECK (pg_catalog.octet_length(name) OPERATOR(pg_catalog.>=) 1
@@ -568,6 +571,10 @@ CREATE TABLE pgsem.buckets (
 );
 REVOKE ALL ON TABLE pgsem.buckets FROM PUBLIC;
 GRANT SELECT ON TABLE pgsem.buckets TO pg_database_owner;
+CREATE TRIGGER buckets_not_replicated
+    BEFORE INSERT OR UPDATE OR DELETE ON pgsem.buckets
+    FOR EACH ROW EXECUTE FUNCTION pgsem.skip_replicated_change();
+ALTER TABLE pgsem.buckets ENABLE ALWAYS TRIGGER buckets_not_replicated;
 
 -- Not STRICT: NULL arguments are errors, but a NULL burst is n.
 CREATE FUNCTION @extschema@.sem_bucket(name text, n integer, per interval,
@@ -580,15 +587,18 @@ CREATE FUNCTION @extschema@.sem_bucket(name text, n integer, per interval,
 COMMENT ON FUNCTION @extschema@.sem_bucket(text, integer, interval, integer, interval, integer) IS
     'grants permits of token bucket name: n per per, up to burst (default n) at once, waiting in line up to wait; true when granted';
 
--- available: the permits a grant could have now; full_at: when the bucket is full again.
+-- available: the permits a grant could have now, with the grant's own interval (per / n rounded
+-- up to a whole microsecond, core/token_bucket.hpp); full_at: when the bucket is full again.
 CREATE VIEW @extschema@.sem_buckets AS
     SELECT b.name, b.n, b.per, b.burst,
-           LEAST(b.burst, GREATEST(0::pg_catalog.numeric,
+           LEAST(b.burst::pg_catalog.numeric, GREATEST(0::pg_catalog.numeric,
                b.burst::pg_catalog.numeric OPERATOR(pg_catalog.-) pg_catalog.ceil(
-                   (pg_catalog.date_part('epoch', b.tat)
-                        OPERATOR(pg_catalog.-) pg_catalog.date_part('epoch', pg_catalog.now()))::pg_catalog.numeric
+                   (pg_catalog.extract('epoch', b.tat OPERATOR(pg_catalog.-) pg_catalog.now())
+                        OPERATOR(pg_catalog.*) 1000000::pg_catalog.numeric)
                    OPERATOR(pg_catalog./)
-                   (pg_catalog.date_part('epoch', b.per)::pg_catalog.numeric OPERATOR(pg_catalog./) b.n))))::integer
+                   GREATEST(1::pg_catalog.numeric, pg_catalog.ceil(
+                       (pg_catalog.extract('epoch', b.per) OPERATOR(pg_catalog.*) 1000000::pg_catalog.numeric)
+                       OPERATOR(pg_catalog./) b.n::pg_catalog.numeric)))))::integer
                AS available,
            GREATEST(b.tat, pg_catalog.now()) AS full_at,
            b.granted_at

@@ -23,7 +23,12 @@ SELECT try($$SELECT sem_bucket('b bad', 2, '1 minute', 0)$$) AS zero_permits,
        try($$SELECT sem_bucket('b bad', 2, '1 minute', 3)$$) AS permits_over_burst,
        try($$SELECT sem_bucket('b bad', 9, '1 minute', 3, burst => 2)$$) AS permits_over_set_burst,
        try($$SELECT sem_bucket('b bad', 2, '1 minute', 1, '-1 second')$$) AS negative_wait;
+-- A bucket refills from empty (burst at n per per) within a day: a bigger burst would let one
+-- caller hold a name back for longer (22023). A burst of 24 at one an hour is a day exactly.
+SELECT try($$SELECT sem_bucket('b bad', 1, '1 day', burst => 2)$$) AS refill_over_a_day,
+       try($$SELECT sem_bucket('b bad', 1, '1 hour', burst => 25)$$) AS refill_of_25_hours;
 SELECT count(*) AS no_row FROM sem_buckets WHERE name = 'b bad';
+SELECT sem_bucket('b day', 1, '1 hour', burst => 24) AS refill_of_a_day;
 
 -- Not inside a transaction block or subtransaction (25001), as sem_rate.
 SELECT try($$SELECT sem_bucket('b tx', 1, '1 hour')$$) AS in_a_subtransaction;
@@ -76,9 +81,20 @@ SELECT try($$UPDATE pgsem.buckets SET tat = now() - interval '1 day'$$) AS no_di
 SELECT try($$DELETE FROM pgsem.buckets$$) AS no_direct_delete;
 SELECT sem_bucket('b role', 1, '1 hour') AS still_refused;
 RESET ROLE;
-SELECT sem_declare('b declared', 5);
+SELECT sem_declare('b declared', 5, max_lease => '1 minute', max_wait => '200 milliseconds');
 SET ROLE pgsem_bucket_user;
-SELECT try($$SELECT sem_bucket('b declared', 5, '1 hour')$$) AS declared_for_others;
+SELECT try($$SELECT sem_bucket('b declared', 5, '1 minute')$$) AS declared_for_others;
+RESET ROLE;
+-- A declared name bounds a bucket's rule: n and burst at most its n, per at most its maximum
+-- lease (22023); the wait is cut to its maximum wait.
+SELECT sem_grant('b declared', 'pgsem_bucket_user');
+SET ROLE pgsem_bucket_user;
+SELECT try($$SELECT sem_bucket('b declared', 6, '1 minute')$$) AS n_over_declared,
+       try($$SELECT sem_bucket('b declared', 5, '1 minute', burst => 6)$$) AS burst_over_declared,
+       try($$SELECT sem_bucket('b declared', 5, '2 minutes')$$) AS per_over_max_lease;
+SELECT sem_bucket('b declared', 1, '1 minute') AS within_the_declaration;
+SELECT sem_bucket('b declared', 1, '1 minute', wait => '10 seconds') AS wait_cut_to_200_ms,
+       clock_timestamp() - now() < interval '5 seconds' AS well_before_10_seconds;
 RESET ROLE;
 SELECT sem_undeclare('b declared');
 DROP ROLE pgsem_bucket_user;
@@ -89,3 +105,15 @@ INSERT INTO pgsem.buckets (name, tat, n, per, burst, granted_at)
            ('b recent', now() - interval '10 minutes', 1, '1 minute', 1, now() - interval '11 minutes');
 SELECT sem_bucket('b new', 1, '1 minute') AS new_row;
 SELECT name FROM pgsem.buckets WHERE name IN ('b idle', 'b recent', 'b new') ORDER BY name;
+
+-- The view counts with the grant's own interval, a whole microsecond at least: a million permits
+-- a millisecond, its TAT half a second ahead, has half a million permits now.
+BEGIN;
+INSERT INTO pgsem.buckets (name, tat, n, per, burst, granted_at)
+    VALUES ('b fast', now() + interval '0.5 seconds', 1000000, '1 millisecond', 1000000, now());
+SELECT available FROM sem_buckets WHERE name = 'b fast';
+ROLLBACK;
+
+-- A logical replication worker applies no change to the buckets (a subscriber's are its own).
+SELECT tgname, tgenabled FROM pg_trigger
+ WHERE tgrelid = 'pgsem.buckets'::regclass AND NOT tgisinternal ORDER BY tgname;

@@ -8,6 +8,10 @@ std::int64_t bucket_interval(std::int64_t per, std::int32_t n) noexcept {
     return std::max<std::int64_t>((per + n - 1) / n, 1);
 }
 
+bool bucket_refill_within_limit(std::int64_t per, std::int32_t n, std::int32_t burst) noexcept {
+    return burst * per <= n * kMaxBucketRefillMicros;
+}
+
 BucketDecision bucket_decide(std::int64_t now, std::int64_t tat, std::int64_t interval,
                              std::int32_t burst, std::int32_t permits) noexcept {
     const std::int64_t from = std::max(tat, now);

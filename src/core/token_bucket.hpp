@@ -7,6 +7,7 @@
 // under the name's mutex -- so no client clock ever enters the state.
 #pragma once
 
+#include "core/arguments.hpp"
 #include "core/cpp_only.hpp"
 
 #include <cstdint>
@@ -15,6 +16,16 @@ namespace pgsem::core {
 
 // The largest burst a bucket may have: the largest n.
 inline constexpr std::int32_t kMaxBurst = 1000000;
+
+// The longest a bucket may take to refill from empty -- `burst` permits at `n` per `per` -- is a
+// day, a lease's longest. The TAT is then never more than a day (and a burst of microseconds of
+// rounding) ahead of now, so no caller's rule can hold a name back for longer, and a row goes
+// idle, and may be removed, a day after its last grant at most.
+inline constexpr std::int64_t kMaxBucketRefillMicros = kMicrosPerDay;
+
+// Whether a bucket of `burst` at `n` per `per` refills within kMaxBucketRefillMicros: burst * per
+// / n, exactly (valid arguments: every product stays far inside 64 bits).
+bool bucket_refill_within_limit(std::int64_t per, std::int32_t n, std::int32_t burst) noexcept;
 
 // The time one permit takes to come back: per / n, rounded up to a whole microsecond, so that a
 // rate that does not divide evenly admits a little less than n per `per`, never more. At least 1:

@@ -3,13 +3,17 @@
 # line up to 150 ms, the others not waiting, for 5 seconds. Each grant is logged by its client in
 # the same statement. The bucket may grant at most burst + elapsed / interval permits over the run, and no
 # more than that in any second; the run must also reach most of it, so the check is not vacuous.
-# With the bucket's mutex gone: 111 permits where 107 were allowed.
+# With the bucket's mutex gone: 111 permits where 107 were allowed. No call may fail with a
+# serialization failure.
 use strict;
 use warnings;
 
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::Bin;
+use PgsemSessions;
 
 my $node = PostgreSQL::Test::Cluster->new('bucket_concurrency');
 $node->init(extra => [ '--encoding=UTF8', '--locale=C' ]);
@@ -29,7 +33,9 @@ my $started = query('SELECT clock_timestamp()');
 $node->pgbench(
 	"--no-vacuum --client=16 --jobs=2 --time=$seconds",
 	0,
-	[qr/processed: \d+/],
+	# Grants read and write the bucket's row with no snapshot, so no SSI predicate lock: a hot name
+	# makes no serialization failure (with SPI reads, 3 of 4 calls failed with 40001).
+	[qr/processed: \d+/, qr/number of failed transactions: 0 \(/],
 	[qr/^$/],
 	'16 serializable clients call sem_bucket for 5 seconds',
 	{
@@ -62,6 +68,55 @@ is( query(q{SELECT max(c) <= 5 + 20 + 1 FROM (
                   FROM grants) w}),
 	't', 'no second of the log holds more than the burst and a second of the rate');
 is(query(q{SELECT count(*) FROM pgsem.buckets}), '1', 'one row holds the bucket');
+
+# A hot name at the serializable level: 8 clients, 1,000 permits a second, for 3 seconds, most
+# calls granted. Reading the row through SPI (an MVCC snapshot) failed 1 call in 10 with 40001.
+$node->pgbench(
+	'--no-vacuum --client=8 --jobs=2 --time=3',
+	0,
+	[qr/processed: \d+/, qr/number of failed transactions: 0 \(/],
+	[qr/^$/],
+	'8 serializable clients on a hot bucket: no serialization failure',
+	{ '020_bucket_hot' => q{SELECT sem_bucket('tap-hot', 1000, '1 second', burst => 50);} });
+
+# A grant keeps the name's mutex until its transaction commits; a statement that goes on after
+# its grant keeps it that long. The next callers wait for it up to their own wait, and 100 ms at
+# least, then answer false: none hangs behind the holder's 3 seconds.
+my ($holder) = session($node);
+start($holder, q{SELECT sem_bucket('tap-held', 100, '1 second'), pg_sleep(3)});
+$node->poll_query_until('postgres', q{
+    SELECT count(*) = 1 FROM pg_locks
+     WHERE locktype = 'advisory' AND objsubid = 20546 AND granted AND pid <> pg_backend_pid()})
+  or die 'the holder did not take the bucket mutex';
+is( query(q{SELECT sem_bucket('tap-held', 100, '1 second'),
+                   clock_timestamp() - now() < interval '1 second'}),
+	'f|t', 'a caller that does not wait answers false at once behind a held mutex');
+is( query(q{SELECT sem_bucket('tap-held', 100, '1 second', wait => '300 milliseconds'),
+                   clock_timestamp() - now() BETWEEN interval '300 milliseconds' AND interval '2 seconds'}),
+	'f|t', 'a caller that waits 300 ms answers false when its wait is over');
+finish($holder);
+is(query(q{SELECT sem_bucket('tap-held', 100, '1 second')}), 't', 'granted once the holder ended');
+
+# A revoke while a role's call waits in a declared bucket's line refuses it at its next look (the
+# change wakes it), as it refuses a semaphore waiter: 42501, long before its wait is over.
+query(q{CREATE ROLE tap_bucket_user});
+query(q{SELECT sem_declare('tap-decl', 1)});
+query(q{SELECT sem_grant('tap-decl', 'tap_bucket_user')});
+is(query(q{SELECT sem_bucket('tap-decl', 1, '20 seconds')}), 't', 'the declared bucket is drained');
+my ($waiter, $waiter_pid) = session($node);
+$waiter->query_safe('SET ROLE tap_bucket_user');
+my $log_offset = -s $node->logfile;
+start($waiter, q{SELECT sem_bucket('tap-decl', 1, '20 seconds', wait => '15 seconds')});
+$node->poll_query_until('postgres',
+	qq{SELECT count(*) = 1 FROM sem_waiters WHERE pid = $waiter_pid AND kind = 'bucket'})
+  or die 'the role did not wait in line';
+my $revoked = time;
+query(q{SELECT sem_revoke('tap-decl', 'tap_bucket_user')});
+is(finish($waiter), '1', 'the waiter got no answer: its call failed');
+cmp_ok(time - $revoked, '<', 10, 'it failed long before its 15 s wait was over');
+like(substr(slurp_file($node->logfile), $log_offset),
+	qr/permission denied to claim semaphore "tap-decl"/, 'with 42501, the revoke');
+$waiter->quit;
 
 $node->stop;
 done_testing();

@@ -20,6 +20,20 @@ TEST(BucketInterval, PerOverNRoundedUp) {
     EXPECT_EQ(bucket_interval(1000, 1000000), 1);
 }
 
+TEST(BucketRefill, AtMostADayFromEmpty) {
+    constexpr std::int64_t kDay = 86400 * kSecond;
+    // burst = n: the window itself, whatever n (per / n need not divide evenly).
+    EXPECT_TRUE(bucket_refill_within_limit(kDay, 7, 7));
+    EXPECT_TRUE(bucket_refill_within_limit(kDay, 1000000, 1000000));
+    // A burst of 24 at one per hour refills in a day exactly; 25 takes an hour more.
+    EXPECT_TRUE(bucket_refill_within_limit(3600 * kSecond, 1, 24));
+    EXPECT_FALSE(bucket_refill_within_limit(3600 * kSecond, 1, 25));
+    // The review's poisoning rule: 1 per day with a burst of a million.
+    EXPECT_FALSE(bucket_refill_within_limit(kDay, 1, 1000000));
+    EXPECT_TRUE(bucket_refill_within_limit(kSecond, 1, 86400));
+    EXPECT_FALSE(bucket_refill_within_limit(kSecond, 1, 86401));
+}
+
 TEST(BucketDecide, AFullBucketGrantsItsBurstAtOnceThenOneAnInterval) {
     const std::int64_t interval = 100;
     std::int64_t tat = 0;

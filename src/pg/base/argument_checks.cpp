@@ -5,6 +5,12 @@
 
 namespace pgsem {
 
+char *interval_text(int64 micros) {
+    Interval i{};
+    i.time = micros;
+    return DatumGetCString(DirectFunctionCall1(interval_out, IntervalPGetDatum(&i)));
+}
+
 namespace {
 
 core::Interval to_core(const Interval *interval) {
@@ -162,6 +168,16 @@ int32 require_valid_burst(const char *function, bool is_null, int32 burst, int32
     if (is_null) return n;
     require_valid_n(function, false, burst, "burst");
     return burst;
+}
+
+void require_valid_bucket_refill(const char *function, int32 n, int64 per, int32 burst) {
+    if (PGSEM_NOTHROW(core::bucket_refill_within_limit(per, n, burst))) return;
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("%s: a burst of %d at %d per %s takes more than a day to refill",
+                           function, burst, n, interval_text(per)),
+                    errdetail("A bucket's burst times per / n may be 1 day at most: a larger one "
+                              "would let one caller's rule hold the name back for longer."),
+                    errhint("Lower the burst, or raise n.")));
 }
 
 void require_valid_bucket_permits(const char *function, bool is_null, int32 permits, int32 burst) {

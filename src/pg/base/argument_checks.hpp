@@ -9,6 +9,9 @@
 
 namespace pgsem {
 
+// An interval of `micros` microseconds as Postgres prints it, for messages.
+char *interval_text(int64 micros);
+
 // `function` names the SQL function in messages, e.g. "sem_claim()".
 // `what` names it in messages.
 void require_valid_name(const char *function, bool is_null, const text *name,
@@ -18,6 +21,9 @@ void require_valid_request_key(const char *function, bool is_null, const text *k
 void require_valid_n(const char *function, bool is_null, int32 n, const char *what = "n");
 // A token bucket's burst (NULL: n): 1 up to core::kMaxBurst. Returns it.
 int32 require_valid_burst(const char *function, bool is_null, int32 burst, int32 n);
+// A token bucket's rule as a whole: it refills from empty (burst at n per `per`) within
+// core::kMaxBucketRefillMicros, a day (22023).
+void require_valid_bucket_refill(const char *function, int32 n, int64 per, int32 burst);
 // A token bucket grant's permits: 1 up to the burst (and core::kMaxPermits).
 void require_valid_bucket_permits(const char *function, bool is_null, int32 permits, int32 burst);
 // For a valid n, or 0 when the caller left n to the declaration (claim/declared_limits.hpp checks

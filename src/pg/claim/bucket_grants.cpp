@@ -7,40 +7,75 @@
 #include "pg/store/locks.hpp"
 #include "pg/store/pauses.hpp"
 #include "pg/store/registry.hpp"
+#include "pg/store/timed_locks.hpp"
 #include "pg/xact/commit_durability.hpp"
 
 namespace pgsem {
 
 namespace {
 
+// How long any look waits for the grant in flight on its name to commit (bucket_grants.hpp).
+constexpr int64 kMutexPatience = 100 * core::kMicrosPerMilli;
+
+struct BucketCall {
+    const char *function;
+    const text *name;
+    BucketRule rule;
+    int32 permits;
+    TimestampTz lock_deadline;  // the caller's lock_timeout (0: none)
+};
+
+BucketBounds bounds(const BucketCall &call) {
+    return BucketBounds{call.rule.n, call.rule.burst, call.rule.per};
+}
+
+// Takes the name's mutex, waiting until `deadline` (and kMutexPatience at least) for a grant in
+// flight; false when it did not get it by then.
+bool take_bucket_mutex(const BucketCall &call, TimestampTz deadline) {
+    if (try_lock_bucket_mutex(call.name)) return true;
+    const TimestampTz until = Max(deadline, GetCurrentTimestamp() + kMutexPatience);
+    return wait_for_lock_until(lock_bucket_mutex, call.name, until, call.lock_deadline);
+}
+
 // One look: a pause holds everything back until it ends; otherwise the bucket decides, under its
 // mutex, which a grant keeps until it commits (the next look must read the TAT it wrote) and a
-// refusal gives back at once (nothing was written, and a first waiter sleeps next).
-BucketLook look_in_bucket(const text *name, const BucketRule &rule, int32 permits) {
-    const TimestampTz paused_until = pause_until(name);
+// refusal gives back at once (nothing was written, and a first waiter sleeps next). Not granted
+// with fits_at 0: the mutex stayed busy past the deadline.
+BucketLook look_in_bucket(const BucketCall &call, TimestampTz deadline) {
+    const TimestampTz paused_until = pause_until(call.name);
     if (paused_until != 0) return BucketLook{false, paused_until};
-    lock_bucket_mutex(name);
+    if (!take_bucket_mutex(call, deadline)) return BucketLook{false, 0};
     // The clock is read under the mutex, so grants' times follow the order they were made in.
-    const BucketLook look = buckets_try_grant(name, rule, permits, GetCurrentTimestamp());
-    if (!look.granted) unlock_bucket_mutex(name);
+    const BucketLook look =
+        buckets_try_grant(call.name, call.rule, call.permits, GetCurrentTimestamp());
+    if (!look.granted) unlock_bucket_mutex(call.name);
     return look;
 }
 
 // First in line, the waiter looks, and sleeps until its request fits (or a pause ends); a pause
-// set or lifted meanwhile wakes it (declarations_changed), and it looks again.
-bool wait_in_line(const text *name, const BucketRule &rule, int32 permits, TimestampTz start,
-                  TimestampTz deadline) {
-    const SlotRequest request{name, rule.n, rule.n, ClaimKind::kLease, rule.per, permits, nullptr,
-                              0,    0,      true};
+// set or lifted, or a declaration changed, meanwhile wakes it (declarations_changed), and it
+// looks again under what the declaration says then.
+bool wait_in_line(const BucketCall &call, TimestampTz start, TimestampTz deadline) {
+    const SlotRequest request{call.name,
+                              call.rule.n,
+                              call.rule.n,
+                              ClaimKind::kLease,
+                              call.rule.per,
+                              call.permits,
+                              nullptr,
+                              0,
+                              0,
+                              true};
     LineWait line;
     if (!line_join(&line, request, start, deadline, true)) return false;
     bool granted = false;
     for (;;) {
         line_begin_look(&line);
-        const BucketLook look = look_in_bucket(name, rule, permits);
+        reapply_bucket_declaration(call.function, call.name, bounds(call), start, &line.deadline);
+        const BucketLook look = look_in_bucket(call, line.deadline);
         line_end_look(&line);
         granted = look.granted;
-        if (granted || !line_sleep(&line, look.fits_at, permits)) break;
+        if (granted || look.fits_at == 0 || !line_sleep(&line, look.fits_at, call.permits)) break;
     }
     line_leave(&line);
     return granted;
@@ -52,17 +87,21 @@ bool bucket_grant(const char *function, const text *name, const BucketRule &rule
                   int64 wait) {
     const TimestampTz start = GetCurrentTimestamp();
     require_primary(function, true);
-    require_right_to_claim(function, name);
+    const BucketCall call{function, name, rule, permits, lock_timeout_deadline(start)};
+    // Before the transaction-block check, as the arguments' own checks are: what the caller asked
+    // for is refused first.
+    apply_bucket_declaration(function, name, bounds(call), &wait);
     require_outside_transaction_block(function);
     if (wait > 0) (void)registry_attach();
     bool granted = false;
     if (hold_line_if_empty(name)) {
-        granted = look_in_bucket(name, rule, permits).granted;
+        granted = look_in_bucket(call, start + wait).granted;
         let_go_of_line(name);
     } else if (wait == 0) {
         return false;  // others wait: no passing them
     }
-    if (!granted && wait > 0) granted = wait_in_line(name, rule, permits, start, start + wait);
+    if (!granted && wait > 0 && GetCurrentTimestamp() < start + wait)
+        granted = wait_in_line(call, start, start + wait);
     if (granted) require_durable_commit();
     return granted;
 }

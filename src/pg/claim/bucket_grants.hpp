@@ -1,13 +1,20 @@
 // Token buckets (sem_bucket): the grant protocol, the claim sequence's steps for a bucket.
-//   1. admit: primary, writable, outside a transaction block (admission.hpp), and the right to
-//      claim the name (a declaration may restrict it);
+//   1. admit: primary and writable; what the name's declaration says (declared_limits.hpp: the
+//      right to claim, n and burst at most the declared n, per at most the declared maximum
+//      lease, the wait capped); outside a transaction block and a pipeline (admission.hpp);
 //   2. look: unless somebody waits in the name's line, under the name's bucket mutex, grant if
 //      the bucket has room now (store/buckets.hpp; core/token_bucket.hpp decides);
 //   3. wait in the name's line (waiting_line.hpp: FIFO, cancels, timeouts, sem_waiters), the
 //      first waiter sleeping until the moment its request fits -- nobody's release frees a
-//      bucket's room, time does -- or a pause ends;
+//      bucket's room, time does -- or a pause ends; the declaration is applied again at every
+//      look (a revoke refuses the waiter);
 //   4. after the grant: the commit is durable (a grant lost in a crash would be granted again).
 // A bucket shares its name's line and pause with the name's other uses: one name is one limit.
+//
+// The mutex a grant keeps until its commit is waited for by the next look on the name, up to
+// that caller's deadline and at least kMutexPatience: a commit takes far less, but a statement
+// that goes on after its grant (SELECT sem_bucket(...), pg_sleep(60)) keeps the mutex as long,
+// and a caller that would not wait must not wait for that. It answers false instead.
 #pragma once
 
 #include "pg/store/buckets.hpp"

@@ -17,12 +17,6 @@ bool may_claim(const Declaration &d) {
     return false;
 }
 
-char *interval_text(int64 micros) {
-    Interval i{};
-    i.time = micros;
-    return DatumGetCString(DirectFunctionCall1(interval_out, IntervalPGetDatum(&i)));
-}
-
 // A lease (asked for by a claim or a renewal) within the declaration's maximum, else 22023.
 void require_lease_within(const char *function, const Declaration &d, const text *name, int64 lease,
                           const char *advice) {
@@ -108,6 +102,53 @@ void reapply_declaration(const char *function, SlotRequest *request, TimestampTz
         return;
     }
     apply(function, *d, request);
+    if (d->max_wait >= 0) *deadline = Min(*deadline, since + d->max_wait);
+}
+
+namespace {
+
+// A bucket's rule within a declaration: its n and burst at most the declared n, its per at most
+// the declared maximum lease (as a rate limit's window is bound), and the right to claim.
+void require_bucket_within(const char *function, const Declaration &d, const text *name,
+                           const BucketBounds &bucket) {
+    require_may_claim(function, d, name);
+    const struct {
+        const char *what;
+        int32 value;
+    } counts[] = {{"n", bucket.n}, {"burst", bucket.burst}};
+    for (const auto &count : counts)
+        if (count.value > d.n)
+            ereport(ERROR,
+                    (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                     errmsg("%s: %s %d is above the declared n of \"%s\"", function, count.what,
+                            count.value, text_to_cstring(name)),
+                     errdetail("Declaration \"%s\" says n = %d: a bucket's n and burst are at "
+                               "most that.",
+                               d.pattern, d.n)));
+    require_lease_within(function, d, name, bucket.per, ": a bucket's per is bound as a lease is.");
+}
+
+}  // namespace
+
+void apply_bucket_declaration(const char *function, const text *name, const BucketBounds &bucket,
+                              int64 *wait) {
+    const Declaration *d = find_declaration(name);
+    if (d == nullptr) {
+        require_undeclared_allowed(function, name);
+        return;
+    }
+    require_bucket_within(function, *d, name, bucket);
+    if (d->max_wait >= 0 && *wait > d->max_wait) *wait = d->max_wait;
+}
+
+void reapply_bucket_declaration(const char *function, const text *name, const BucketBounds &bucket,
+                                TimestampTz since, TimestampTz *deadline) {
+    const Declaration *d = find_declaration(name);
+    if (d == nullptr) {
+        require_undeclared_allowed(function, name);
+        return;
+    }
+    require_bucket_within(function, *d, name, bucket);
     if (d->max_wait >= 0) *deadline = Min(*deadline, since + d->max_wait);
 }
 

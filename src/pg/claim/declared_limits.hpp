@@ -29,6 +29,22 @@ void apply_declaration(const char *function, SlotRequest *request, int64 *wait);
 void reapply_declaration(const char *function, SlotRequest *request, TimestampTz since,
                          TimestampTz *deadline);
 
+// A token bucket's rule, as a declaration bounds it (claim/bucket_grants.hpp).
+struct BucketBounds {
+    int32 n;
+    int32 burst;
+    int64 per;  // microseconds
+};
+
+// For a token bucket on `name`: the right to claim it (42501, or undeclared under
+// pgsem.require_declared), an n or burst above the declared n or a per above the declared
+// maximum lease (22023); caps *wait at the declared maximum wait. The reapply form is for a
+// waiter's every look, as reapply_declaration is: a revoke or a lowering refuses it then.
+void apply_bucket_declaration(const char *function, const text *name, const BucketBounds &bucket,
+                              int64 *wait);
+void reapply_bucket_declaration(const char *function, const text *name, const BucketBounds &bucket,
+                                TimestampTz since, TimestampTz *deadline);
+
 // For an act on `name` that needs the right to claim it (sem_pause): 42501 without it, as a
 // claim would get.
 void require_right_to_claim(const char *function, const text *name);

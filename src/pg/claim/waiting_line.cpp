@@ -5,6 +5,7 @@
 #include "pg/claim/waiting_line.hpp"
 #include "pg/store/locks.hpp"
 #include "pg/store/registry.hpp"
+#include "pg/store/timed_locks.hpp"
 
 namespace pgsem {
 
@@ -17,63 +18,11 @@ constexpr int kDeadlockRecheckFactor = 4;
 
 // ---- waiting in line ------------------------------------------------------------------------
 
-int64 millis_until(TimestampTz when, TimestampTz now) {
-    const int64 micros = when - now;
-    return micros <= 0 ? 0 : (micros + 999) / 1000;
-}
-
 // Joins the line: asks for the line's lock exclusively and waits in the lock manager, behind
 // those who asked first. True once this backend holds it (it is the first waiter); false when
-// `deadline` passed first. The wait is a lock wait, with lock_timeout set for it to the time left
-// (or to what is left of the caller's own lock_timeout, when that ends first: then its error
-// stands); catching that timeout takes a subtransaction.
+// `deadline` passed first (store/timed_locks.hpp).
 bool join_line(const text *name, TimestampTz deadline, TimestampTz lock_deadline) {
-    const TimestampTz now = GetCurrentTimestamp();
-    if (now >= deadline) return false;
-    int64 timeout_ms = Max(millis_until(deadline, now), 1);
-    bool timeout_is_ours = true;
-    if (lock_deadline != 0 && millis_until(lock_deadline, now) < timeout_ms) {
-        timeout_ms = Max(millis_until(lock_deadline, now), 1);
-        timeout_is_ours = false;
-    }
-    char setting[32];
-    snprintf(setting, sizeof(setting), "%lld", static_cast<long long>(Min(timeout_ms, INT_MAX)));
-    const int guc_level = NewGUCNestLevel();
-    (void)set_config_option("lock_timeout", setting, PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
-                            true, 0, false);
-
-    const MemoryContext context = CurrentMemoryContext;
-    const ResourceOwner owner = CurrentResourceOwner;
-    volatile bool joined = false;
-    BeginInternalSubTransaction(nullptr);
-    MemoryContextSwitchTo(context);
-    PG_TRY();
-    {
-        wait_for_first_place(name);
-        // A lock_timeout that fired as the lock was granted leaves its cancel pending (ProcSleep
-        // keeps the indicator): take it here, where it is caught as the wait's own deadline,
-        // not at the next interrupt check, where it would reach the caller as an error.
-        CHECK_FOR_INTERRUPTS();
-        ReleaseCurrentSubTransaction();  // the lock passes to the caller's transaction
-        MemoryContextSwitchTo(context);
-        CurrentResourceOwner = owner;
-        joined = true;
-    }
-    PG_CATCH();
-    {
-        MemoryContextSwitchTo(context);
-        ErrorData *error = CopyErrorData();
-        FlushErrorState();
-        RollbackAndReleaseCurrentSubTransaction();  // leaves the line (LockErrorCleanup)
-        MemoryContextSwitchTo(context);
-        CurrentResourceOwner = owner;
-        if (error->sqlerrcode != ERRCODE_LOCK_NOT_AVAILABLE || !timeout_is_ours)
-            ReThrowError(error);  // cancel, statement_timeout, the caller's lock_timeout...
-        FreeErrorData(error);
-    }
-    PG_END_TRY();
-    AtEOXact_GUC(true, guc_level);
-    return joined;
+    return wait_for_lock_until(wait_for_first_place, name, deadline, lock_deadline);
 }
 
 // The client went away while this backend waits: end the session as Postgres does when it finds
@@ -112,7 +61,7 @@ bool line_join(LineWait *wait, const SlotRequest &request, TimestampTz start, Ti
                bool timed) {
     wait->request = &request;
     wait->deadline = deadline;
-    wait->lock_deadline = LockTimeout > 0 ? start + static_cast<int64>(LockTimeout) * 1000 : 0;
+    wait->lock_deadline = lock_timeout_deadline(start);
     wait->deadlock_interval = static_cast<int64>(Max(DeadlockTimeout, 1)) * 1000;
     wait->deadlock_suspected = false;
     wait->watch_client =

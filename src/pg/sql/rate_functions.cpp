@@ -80,6 +80,7 @@ PGSEM_SQL_FUNCTION(pgsem_sem_bucket) {
     const RateLimit limit = rate_limit_arguments(fcinfo, kFunction);
     const int32 burst = pgsem::require_valid_burst(
         kFunction, PG_ARGISNULL(5), PG_ARGISNULL(5) ? 0 : PG_GETARG_INT32(5), limit.n);
+    pgsem::require_valid_bucket_refill(kFunction, limit.n, limit.per, burst);
     const int32 permits = PG_ARGISNULL(3) ? 0 : PG_GETARG_INT32(3);
     pgsem::require_valid_bucket_permits(kFunction, PG_ARGISNULL(3), permits, burst);
     const int64 wait = pgsem::require_valid_wait(

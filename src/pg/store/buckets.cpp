@@ -1,5 +1,6 @@
 #include "core/token_bucket.hpp"
 #include "pg/base/boundary.hpp"
+#include "pg/base/claim_types.hpp"
 #include "pg/store/buckets.hpp"
 #include "pg/store/config_tables.hpp"
 #include "pg/store/locks.hpp"
@@ -9,90 +10,162 @@ namespace pgsem {
 namespace {
 
 constexpr const char *kTable = "buckets";
+// A row made looks at this many rows after it (name order, wrapping) for idle ones to remove:
+// rows are made at least as fast as names come and go, so idle rows never pile up, and the
+// look is a short index range, whatever the table holds.
+constexpr int kPruneBatch = 16;
+constexpr int64 kIdleMicros = USECS_PER_HOUR;
 
-// Saved for the backend's life (the plan cache plans them again if the table is made anew).
-SPIPlanPtr read_plan = nullptr;
-SPIPlanPtr write_plan = nullptr;
-SPIPlanPtr idle_plan = nullptr;
-SPIPlanPtr delete_plan = nullptr;
+// The table, its primary key (name) and its columns, open for one grant. The columns are found
+// by name, as the configuration tables' are (a later release may append some).
+struct BucketTable {
+    Relation rel;
+    Relation pkey;
+    AttrNumber name_column;
+    AttrNumber tat_column;
+    AttrNumber n_column;
+    AttrNumber per_column;
+    AttrNumber burst_column;
+    AttrNumber granted_at_column;
+};
 
-SPIPlanPtr saved_plan(SPIPlanPtr *plan, const char *sql, int nargs, Oid *types) {
-    if (*plan != nullptr) return *plan;
-    SPIPlanPtr prepared = SPI_prepare(sql, nargs, types);
-    if (prepared == nullptr)
-        elog(ERROR, "pgsem: could not prepare \"%s\": %s", sql, SPI_result_code_string(SPI_result));
-    if (SPI_keepplan(prepared) != 0) elog(ERROR, "pgsem: could not keep the plan of \"%s\"", sql);
-    *plan = prepared;
-    return prepared;
+BucketTable open_buckets() {
+    BucketTable table{};
+    table.rel = table_open(require_pgsem_table(kTable, "pgsem 1.2"), RowExclusiveLock);
+    const Oid pkey = RelationGetPrimaryKeyIndex(table.rel);
+    if (!OidIsValid(pkey))
+        ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                        errmsg("pgsem: table pgsem.buckets has no primary key"),
+                        errhint("Reinstall the extension: DROP EXTENSION pgsem; CREATE EXTENSION "
+                                "pgsem.")));
+    table.pkey = index_open(pkey, RowExclusiveLock);
+    const TupleDesc desc = RelationGetDescr(table.rel);
+    table.name_column = config_column(desc, kTable, "name");
+    table.tat_column = config_column(desc, kTable, "tat");
+    table.n_column = config_column(desc, kTable, "n");
+    table.per_column = config_column(desc, kTable, "per");
+    table.burst_column = config_column(desc, kTable, "burst");
+    table.granted_at_column = config_column(desc, kTable, "granted_at");
+    return table;
 }
 
-// Runs a saved plan with the latest snapshot (the module's comment says why).
-int run_latest(SPIPlanPtr plan, Datum *values, const char *nulls, bool read_only) {
-    return SPI_execute_snapshot(plan, values, nulls, GetLatestSnapshot(), InvalidSnapshot,
-                                read_only, false, 0);
+// The locks stay until the transaction ends, as for any write.
+void close_buckets(const BucketTable &table) {
+    index_close(table.pkey, NoLock);
+    table_close(table.rel, NoLock);
 }
 
-// The stored TAT of `name`, or 0 without a row; *found says which.
-TimestampTz read_tat(const text *name, bool *found) {
-    Oid types[] = {TEXTOID};
-    Datum values[] = {PointerGetDatum(name)};
-    const SPIPlanPtr plan = saved_plan(
-        &read_plan, "SELECT tat FROM pgsem.buckets WHERE name OPERATOR(pg_catalog.=) $1", 1, types);
-    if (run_latest(plan, values, nullptr, true) != SPI_OK_SELECT)
-        elog(ERROR, "pgsem: reading pgsem.buckets failed");
-    *found = SPI_processed == 1;
-    if (!*found) return 0;
-    bool isnull = false;
-    return DatumGetTimestampTz(
-        SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-}
+struct BucketRow {
+    bool found;
+    ItemPointerData tid;
+    TimestampTz tat;
+};
 
-void write_tat(const text *name, TimestampTz tat, const BucketRule &rule) {
-    Oid types[] = {TEXTOID, TIMESTAMPTZOID, INT4OID, INT8OID, INT4OID};
-    Datum values[] = {PointerGetDatum(name), TimestampTzGetDatum(tat), Int32GetDatum(rule.n),
-                      Int64GetDatum(rule.per), Int32GetDatum(rule.burst)};
-    const SPIPlanPtr plan = saved_plan(
-        &write_plan,
-        "INSERT INTO pgsem.buckets AS b (name, tat, n, per, burst, granted_at) "
-        "VALUES ($1, $2, $3, pg_catalog.make_interval(secs => ($4::pg_catalog.float8 "
-        "    OPERATOR(pg_catalog./) 1000000)), $5, pg_catalog.clock_timestamp()) "
-        "ON CONFLICT (name) DO UPDATE SET tat = EXCLUDED.tat, n = EXCLUDED.n, per = EXCLUDED.per, "
-        "    burst = EXCLUDED.burst, granted_at = EXCLUDED.granted_at",
-        5, types);
-    if (run_latest(plan, values, nullptr, false) != SPI_OK_INSERT || SPI_processed != 1)
-        elog(ERROR, "pgsem: writing pgsem.buckets failed");
-}
-
-// Rows whose TAT passed an hour ago are full buckets, the same as none: removed, each under its
-// mutex (so that no grant is between its read and its write of the row), checked again there;
-// at most 16 (the query's LIMIT) per grant that makes a new row.
-void prune_idle_rows() {
-    const SPIPlanPtr idle = saved_plan(
-        &idle_plan,
-        "SELECT name FROM pgsem.buckets WHERE tat OPERATOR(pg_catalog.<) "
-        "(pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) '1 hour'::pg_catalog.interval) "
-        "LIMIT 16",
-        0, nullptr);
-    if (run_latest(idle, nullptr, nullptr, true) != SPI_OK_SELECT) return;
-    const int count = static_cast<int>(SPI_processed);
-    text **names = static_cast<text **>(palloc(sizeof(text *) * Max(count, 1)));
-    for (int i = 0; i < count; ++i) {
-        bool isnull = false;
-        // Copied out of SPI's tuple table, which the next statement frees.
-        names[i] = DatumGetTextPCopy(
-            SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
+// A dirty read of the primary key from `key` on (nullptr: from the first name), handing each row
+// to `row` until it says stop or `strategy` runs out.
+template <typename Visit>
+void scan_names(const BucketTable &table, const text *key, StrategyNumber strategy, RegProcedure op,
+                Visit &&visit) {
+    static_assert(std::is_trivially_destructible_v<std::decay_t<Visit>>);
+    SnapshotData dirty;
+    InitDirtySnapshot(dirty);
+    ScanKeyData keys[1];
+    const int nkeys = key != nullptr ? 1 : 0;
+    if (key != nullptr) {
+        ScanKeyInit(&keys[0], 1, strategy, op, PointerGetDatum(key));
+        keys[0].sk_collation = C_COLLATION_OID;  // the column is COLLATE "C"
     }
-    Oid types[] = {TEXTOID};
-    const SPIPlanPtr remove =
-        saved_plan(&delete_plan,
-                   "DELETE FROM pgsem.buckets WHERE name OPERATOR(pg_catalog.=) $1 AND tat "
-                   "OPERATOR(pg_catalog.<) (pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) "
-                   "'1 hour'::pg_catalog.interval)",
-                   1, types);
+    const IndexScanDesc scan = index_beginscan(table.rel, table.pkey, &dirty, nkeys, 0);
+    index_rescan(scan, nkeys > 0 ? keys : nullptr, nkeys, nullptr, 0);
+    TupleTableSlot *slot = table_slot_create(table.rel, nullptr);
+    while (index_getnext_slot(scan, ForwardScanDirection, slot)) {
+        bool isnull = false;
+        const TimestampTz tat = DatumGetTimestampTz(slot_getattr(slot, table.tat_column, &isnull));
+        const text *name = DatumGetTextPP(slot_getattr(slot, table.name_column, &isnull));
+        if (!visit(name, slot->tts_tid, tat)) break;
+    }
+    index_endscan(scan);
+    ExecDropSingleTupleTableSlot(slot);
+}
+
+// The row of `name`. Under the name's mutex, the one version a dirty read finds is the latest
+// committed one (or this transaction's own): every writer of the row held the mutex to its end.
+BucketRow find_row(const BucketTable &table, const text *name) {
+    BucketRow row{};
+    scan_names(table, name, BTEqualStrategyNumber, F_TEXTEQ,
+               [&row](const text *, ItemPointerData tid, TimestampTz tat) {
+                   row = BucketRow{true, tid, tat};
+                   return false;
+               });
+    return row;
+}
+
+HeapTuple form_row(const BucketTable &table, const text *name, TimestampTz tat,
+                   const BucketRule &rule, TimestampTz now) {
+    const TupleDesc desc = RelationGetDescr(table.rel);
+    Datum *values = static_cast<Datum *>(palloc0(sizeof(Datum) * desc->natts));
+    bool *nulls = static_cast<bool *>(palloc(sizeof(bool) * desc->natts));
+    memset(nulls, true, sizeof(bool) * desc->natts);  // columns a later release appends
+    Interval *per = static_cast<Interval *>(palloc0(sizeof(Interval)));
+    per->time = rule.per;
+    const auto set = [&](AttrNumber column, Datum value) {
+        values[column - 1] = value;
+        nulls[column - 1] = false;
+    };
+    set(table.name_column, PointerGetDatum(name));
+    set(table.tat_column, TimestampTzGetDatum(tat));
+    set(table.n_column, Int32GetDatum(rule.n));
+    set(table.per_column, IntervalPGetDatum(per));
+    set(table.burst_column, Int32GetDatum(rule.burst));
+    set(table.granted_at_column, TimestampTzGetDatum(now));
+    return heap_form_tuple(desc, values, nulls);
+}
+
+// The primary key's entry for a new tuple (a HOT update needs none).
+void index_row(const BucketTable &table, const text *name, HeapTuple tuple, bool update) {
+    Datum values[] = {PointerGetDatum(name)};
+    bool nulls[] = {false};
+    (void)index_insert(table.pkey, values, nulls, &tuple->t_self, table.rel, UNIQUE_CHECK_YES,
+                       update, BuildIndexInfo(table.pkey));
+}
+
+void write_row(const BucketTable &table, const text *name, const BucketRow &row, TimestampTz tat,
+               const BucketRule &rule, TimestampTz now) {
+    const HeapTuple tuple = form_row(table, name, tat, rule, now);
+    if (row.found) {
+        ItemPointerData tid = row.tid;
+        simple_heap_update(table.rel, &tid, tuple);
+        if (!HeapTupleIsHeapOnly(tuple)) index_row(table, name, tuple, true);
+    } else {
+        simple_heap_insert(table.rel, tuple);
+        index_row(table, name, tuple, false);
+    }
+    // The next grant in this statement (SELECT sem_bucket(...) FROM ...) updates this version.
+    CommandCounterIncrement();
+}
+
+// Idle rows (full for an hour) among the kPruneBatch names after `name`, wrapping to the first
+// names; removed each under its mutex, taken only if free (a grant at it is no idle row), and
+// read again under it.
+void prune_near(const BucketTable &table, const text *name, TimestampTz now) {
+    const TimestampTz idle_before = now - kIdleMicros;
+    text *idle[kPruneBatch];
+    int seen = 0;
+    int count = 0;
+    const auto note = [&](const text *candidate, ItemPointerData, TimestampTz tat) {
+        if (same_text(candidate, name)) return false;  // wrapped around to the start
+        if (tat < idle_before) idle[count++] = DatumGetTextPCopy(PointerGetDatum(candidate));
+        return ++seen < kPruneBatch;
+    };
+    scan_names(table, name, BTGreaterStrategyNumber, F_TEXT_GT, note);
+    if (seen < kPruneBatch) scan_names(table, nullptr, InvalidStrategy, InvalidOid, note);
     for (int i = 0; i < count; ++i) {
-        if (!try_lock_bucket_mutex(names[i])) continue;  // a grant is at it: not idle
-        Datum values[] = {PointerGetDatum(names[i])};
-        (void)run_latest(remove, values, nullptr, false);
+        if (!try_lock_bucket_mutex(idle[i])) continue;
+        const BucketRow row = find_row(table, idle[i]);
+        if (!row.found || row.tat >= idle_before) continue;
+        ItemPointerData tid = row.tid;
+        simple_heap_delete(table.rel, &tid);
+        CommandCounterIncrement();
     }
 }
 
@@ -100,17 +173,16 @@ void prune_idle_rows() {
 
 BucketLook buckets_try_grant(const text *name, const BucketRule &rule, int32 permits,
                              TimestampTz now) {
-    const OwnerWrite write = begin_owner_write(kTable, "pgsem 1.2");
-    bool found = false;
-    const TimestampTz tat = read_tat(name, &found);
+    const BucketTable table = open_buckets();
+    const BucketRow row = find_row(table, name);
     const int64 interval = PGSEM_NOTHROW(core::bucket_interval(rule.per, rule.n));
-    const core::BucketDecision decision =
-        PGSEM_NOTHROW(core::bucket_decide(now, tat, interval, rule.burst, permits));
+    const core::BucketDecision decision = PGSEM_NOTHROW(
+        core::bucket_decide(now, row.found ? row.tat : 0, interval, rule.burst, permits));
     if (decision.granted) {
-        write_tat(name, decision.tat, rule);
-        if (!found) prune_idle_rows();
+        write_row(table, name, row, decision.tat, rule, now);
+        if (!row.found) prune_near(table, name, now);
     }
-    end_owner_write(write);
+    close_buckets(table);
     return BucketLook{decision.granted, decision.granted ? 0 : decision.fits_at};
 }
 

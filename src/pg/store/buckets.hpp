@@ -1,9 +1,11 @@
 // pgsem.buckets: one row per token bucket (sem_bucket), holding its theoretical arrival time
 // (core/token_bucket.hpp) and the rule its last grant was made under, for the view. Read and
-// written through SPI as the table's owner (config_tables.hpp: the callers hold no privilege on
-// it), with the latest snapshot: under the name's bucket mutex (locks.hpp), which the last grant
-// kept until it committed, that snapshot holds every grant made so far -- the caller's own
-// snapshot, taken when its statement began, may not.
+// written directly, as pgsem.claims is (the callers hold no privilege on the table, and no
+// trigger or rule of it is pgsem's business): the row is found with a dirty snapshot, under the
+// name's bucket mutex (locks.hpp), which the last grant kept until it committed -- so the row
+// read is the latest committed one, never one in flight. No MVCC snapshot is involved: neither
+// the caller's, which may be older than the last grant, nor a serializable transaction's
+// predicate locks, which on a hot name would make nearly every grant a serialization failure.
 #pragma once
 
 #include "pg/base/postgres_api.hpp"
@@ -22,8 +24,9 @@ struct BucketLook {
 };
 
 // Under the name's bucket mutex: grants `permits` at `now` if they fit, storing the bucket's new
-// TAT. A row older than an hour and full is the same as no row: a grant that makes a new row
-// removes a few of those, each under its own mutex (taken only if free).
+// TAT. A row whose TAT passed an hour ago is a full bucket, the same as no row: a grant that
+// makes a new row removes such rows among the next few in name order, each under its own mutex
+// (taken only if free).
 BucketLook buckets_try_grant(const text *name, const BucketRule &rule, int32 permits,
                              TimestampTz now);
 

@@ -63,13 +63,18 @@ bool config_copy_current(ConfigCopy *copy) {
     return true;
 }
 
-OwnerWrite begin_owner_write(const char *table, const char *needs) {
+Oid require_pgsem_table(const char *table, const char *needs) {
     const Oid relid = pgsem_table_relid(table);
     if (!OidIsValid(relid))
         ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
                         errmsg("pgsem: table pgsem.%s is missing: this needs the SQL objects of %s",
                                table, needs),
                         errhint("Run ALTER EXTENSION pgsem UPDATE.")));
+    return relid;
+}
+
+OwnerWrite begin_owner_write(const char *table, const char *needs) {
+    const Oid relid = require_pgsem_table(table, needs);
     HeapTuple tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
     if (!HeapTupleIsValid(tuple)) elog(ERROR, "pgsem: cache lookup failed for relation %u", relid);
     const Oid owner = reinterpret_cast<Form_pg_class>(GETSTRUCT(tuple))->relowner;

@@ -12,6 +12,10 @@ namespace pgsem {
 // The OID of table pgsem.`table`, or InvalidOid (SQL objects older than the table).
 Oid pgsem_table_relid(const char *table);
 
+// The OID of table pgsem.`table`; 55000 when it does not exist (`needs` says what does: "pgsem
+// 1.2").
+Oid require_pgsem_table(const char *table, const char *needs);
+
 // The number of column `name` of pgsem.`table` (described by `desc`): by name, since a reader
 // that trusts positions breaks silently when a later version adds a column. 55000 if missing.
 AttrNumber config_column(TupleDesc desc, const char *table, const char *name);

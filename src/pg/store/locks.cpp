@@ -113,19 +113,36 @@ uint64 slot_key(const text *name, int32 slot) {
 
 // ---- a token bucket's mutex -------------------------------------------------------------------
 
-void lock_bucket_mutex(const text *name) {
+namespace {
+
+// The bucket mutex is held by the transaction's own resource owner, however it was taken: at
+// once in the statement's (a portal's) or in a subtransaction that waited for it and handed it
+// on (store/timed_locks.hpp). So a release finds it wherever it came from.
+LockAcquireResult bucket_mutex_acquire(const text *name, bool dont_wait) {
     const LOCKTAG tag = name_tag(LockClass::kBucket, name);
-    (void)LockAcquire(&tag, kBucketMode, false, false);
+    const ResourceOwner owner = CurrentResourceOwner;
+    CurrentResourceOwner = CurTransactionResourceOwner;
+    const LockAcquireResult result = LockAcquire(&tag, kBucketMode, false, dont_wait);
+    CurrentResourceOwner = owner;
+    return result;
+}
+
+}  // namespace
+
+void lock_bucket_mutex(const text *name) {
+    (void)bucket_mutex_acquire(name, false);
 }
 
 void unlock_bucket_mutex(const text *name) {
     const LOCKTAG tag = name_tag(LockClass::kBucket, name);
+    const ResourceOwner owner = CurrentResourceOwner;
+    CurrentResourceOwner = CurTransactionResourceOwner;
     (void)LockRelease(&tag, kBucketMode, false);
+    CurrentResourceOwner = owner;
 }
 
 bool try_lock_bucket_mutex(const text *name) {
-    const LOCKTAG tag = name_tag(LockClass::kBucket, name);
-    return LockAcquire(&tag, kBucketMode, false, true) != LOCKACQUIRE_NOT_AVAIL;
+    return bucket_mutex_acquire(name, true) != LOCKACQUIRE_NOT_AVAIL;
 }
 
 // ---- the slot mutex --------------------------------------------------------------------------
