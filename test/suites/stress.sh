@@ -5,8 +5,10 @@
 # what the run proves). Proves from the clients' own record and from the server's history that no
 # semaphore ever had more than n holders, and from the clients' record of their calls that the
 # line is first come, first served. Then two clients race for the slots of a semaphore that
-# always has one free, and no claim may answer NULL. Counts: the checker's self-test, each check
-# the stress program reports, the free-slot race, and a server log free of crashes.
+# always has one free, and no claim may answer NULL. Then rate limits (a sliding window and a
+# token bucket) under cancels and kills, checked from their grant logs and the server's history.
+# Counts: the checker's self-test, each check the stress program reports, the free-slot race, the
+# wait-edge run, the three rate-limit checks, and a server log free of crashes.
 suite_stress() {
     local out="$SCRATCH/stress"
     mkdir -p "$out"
@@ -102,6 +104,10 @@ suite_stress() {
         passed=$((passed + 1))
     fi
 
+    rate_limits_under_kills "$out"
+    passed=$((passed + RATE_PASSED))
+    failed=$((failed + RATE_FAILED))
+
     # A backend that crashed would show in the server log as a signal or a PANIC.
     if [ -f "$CLUSTER_DIR/server.log" ]; then
         if tail -c +$((log_start + 1)) "$CLUSTER_DIR/server.log" |
@@ -117,4 +123,83 @@ suite_stress() {
 
     drop_test_database pgsem_stress
     record_suite stress "$passed" "$failed"
+}
+
+# Rate limits under cancels and kills: 32 clients ask a sliding window (sem_rate, 10 per 200 ms)
+# and a token bucket (sem_bucket, 50 per second, burst 10) for 1-3 permits, half of the calls
+# waiting up to 100 ms, each grant logged by the statement that makes it (the log row commits
+# with the grant, or neither does); a killer cancels or terminates a random client's backend every
+# 300 ms. Then: the log and the server's history hold the same sliding-window grants (none lost,
+# none made twice); no window of 200 ms holds more than 10 (server history, grant times); no span
+# of the bucket's log holds more than burst + span x rate (+3: a grant is logged a little after
+# it is made). Sets RATE_PASSED and RATE_FAILED.
+rate_limits_under_kills() {
+    local out=$1 seconds=${STRESS_RATE_SECONDS:-8}
+    RATE_PASSED=0
+    RATE_FAILED=0
+    psql -X -q -d pgsem_stress -c "CREATE TABLE stress_rate_log (kind text NOT NULL,
+        permits integer NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp())" || {
+        RATE_FAILED=1
+        return
+    }
+    local call
+    for call in "rate|sem_rate('stress.rate', 10, '200 milliseconds'" \
+                "bucket|sem_bucket('stress.bucket', 50, '1 second', burst => 10"; do
+        printf '%s\n' '\set p random(1, 3)' '\set w random(0, 1) * 100' \
+            "INSERT INTO stress_rate_log (kind, permits) SELECT '${call%%|*}', :p WHERE ${call#*|}, permits => :p, wait => make_interval(secs => :w / 1000.0));" \
+            >"$out/rate-${call%%|*}.sql"
+    done
+    # Killed clients stop (pgbench does not reconnect): 32 start, about 26 are struck.
+    "$PG_BINDIR/pgbench" -n -c 32 -j 2 -T "$seconds" -f "$out/rate-rate.sql" \
+        -f "$out/rate-bucket.sql" pgsem_stress >"$out/rate.log" 2>&1 &
+    local bench=$! end=$((SECONDS + seconds)) strikes=0
+    sleep 0.5
+    while [ "$SECONDS" -lt "$end" ]; do
+        local how=pg_cancel_backend
+        [ $((strikes % 2)) -eq 1 ] && how=pg_terminate_backend
+        psql -X -q -At -d pgsem_stress -c "SELECT $how(pid) FROM pg_stat_activity
+            WHERE application_name = 'pgbench' AND datname = 'pgsem_stress'
+            ORDER BY random() LIMIT 1" >/dev/null 2>&1 && strikes=$((strikes + 1))
+        sleep 0.3
+    done
+    wait "$bench"
+    local verdict
+    verdict=$(psql -X -At -d pgsem_stress -F ' ' -c "
+        SELECT (SELECT coalesce(sum(permits), 0) FROM stress_rate_log WHERE kind = 'rate'),
+               (SELECT count(*) FROM pgsem.claims WHERE name = 'stress.rate' AND rate),
+               (SELECT coalesce(max(c), 0) FROM (
+                    SELECT count(*) OVER (ORDER BY claimed_at RANGE BETWEEN
+                                          interval '199999 microseconds' PRECEDING AND CURRENT ROW) c
+                      FROM pgsem.claims WHERE name = 'stress.rate' AND rate) w),
+               (SELECT coalesce(sum(permits), 0) FROM stress_rate_log WHERE kind = 'bucket'),
+               (WITH g AS (SELECT at, permits, sum(permits) OVER (ORDER BY at, ctid) AS cum
+                             FROM stress_rate_log WHERE kind = 'bucket')
+                SELECT count(*) FROM g a JOIN g b ON b.at >= a.at
+                 WHERE b.cum - a.cum + a.permits >
+                       10 + 3 + ceil(extract(epoch FROM b.at - a.at) * 50))")
+    local logged held widest bucket_permits over
+    read -r logged held widest bucket_permits over <<<"$verdict"
+    echo "rate limits under $strikes strikes: $logged window permits logged, $held in the history," \
+        "at most $widest in 200 ms; $bucket_permits bucket permits"
+    if [ -n "$held" ] && [ "$logged" -eq "$held" ] && [ "$logged" -gt 0 ]; then
+        echo "ok: every sliding-window grant is in the log and the history, once"
+        RATE_PASSED=$((RATE_PASSED + 1))
+    else
+        echo "FAILED: sliding-window grants logged ($logged) and in the history ($held) differ"
+        RATE_FAILED=$((RATE_FAILED + 1))
+    fi
+    if [ -n "$widest" ] && [ "$widest" -le 10 ] && [ "$strikes" -gt 0 ]; then
+        echo "ok: no 200 ms held more than 10 sliding-window permits, under $strikes strikes"
+        RATE_PASSED=$((RATE_PASSED + 1))
+    else
+        echo "FAILED: a 200 ms window held $widest permits of 10 (or no strike landed)"
+        RATE_FAILED=$((RATE_FAILED + 1))
+    fi
+    if [ -n "$over" ] && [ "$over" -eq 0 ] && [ "$bucket_permits" -gt 0 ]; then
+        echo "ok: no span of the bucket's log held more than burst + span x rate"
+        RATE_PASSED=$((RATE_PASSED + 1))
+    else
+        echo "FAILED: $over spans of the bucket's log held more than burst + span x rate"
+        RATE_FAILED=$((RATE_FAILED + 1))
+    fi
 }

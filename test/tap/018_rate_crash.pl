@@ -2,7 +2,9 @@
 # window's worth more through right after a restart. Grants committed before an immediate stop
 # still count after it (also from a session that asked for synchronous_commit = off, which a
 # grant overrides as a lease claim does), and a waiter's window still ends where it did. A pause
-# (sem_pause) is a table row and survives too.
+# (sem_pause) is a table row and survives too. So does a token bucket's TAT (sem_bucket): its
+# last grant before the crash comes from a session with synchronous_commit = off, right before
+# the immediate stop.
 use strict;
 use warnings;
 
@@ -32,6 +34,10 @@ is(query(q{SELECT sem_rate('crash-short', 1, '3 seconds')}), 't', 'a short windo
 my $short_edge = query(q{SELECT expires_at FROM sem_holders WHERE name = 'crash-short'});
 is(query(q{SELECT sem_pause('crash-paused', now() + '1 hour') IS NOT NULL}),
 	't', 'a name paused for an hour');
+is(query(q{SELECT sem_bucket('crash-bucket', 3, '1 hour', permits => 2)}),
+	't', 'two of a bucket\'s three tokens');
+is( query(q{SET synchronous_commit = off; SELECT sem_bucket('crash-bucket', 3, '1 hour');}),
+	't', 'its last token, with synchronous_commit = off');
 my $log_offset = -s $node->logfile;
 
 # ---- crash -----------------------------------------------------------------------------------
@@ -57,6 +63,10 @@ is( query(
 is(query(q{SELECT count(*) FROM sem_pauses WHERE name = 'crash-paused'}),
 	'1', 'the pause is still in force');
 is(query(q{SELECT sem_claim('crash-paused', 1) IS NULL}), 't', 'and still holds callers back');
+is(query(q{SELECT sem_bucket('crash-bucket', 3, '1 hour')}),
+	'f', 'the bucket is still empty after the restart');
+is(query(q{SELECT available FROM sem_buckets WHERE name = 'crash-bucket'}),
+	'0', 'and the view says so');
 
 $node->stop;
 done_testing();
