@@ -37,15 +37,15 @@ void require_may_act(const char *function, const ClaimRow &row) {
                  "on it.")));
 }
 
-// A rate limit's grant (sem_rate) counts in its window until the window has passed it: released
-// or renewed it would let more than n through in one window, fenced it would hold its permits
-// past it.
+// A rate limit's grant (sem_rate, or a rate member of sem_claim_all) counts in its window until
+// the window has passed it: released or renewed it would let more than n through in one window,
+// fenced it would hold its permits past it.
 void require_not_rate_grant(const char *function, const ClaimRow &row) {
     if (!row.rate) return;
     ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
                     errmsg("%s: claim %lld is a rate limit's grant", function,
                            static_cast<long long>(row.id)),
-                    errdetail("A grant of sem_rate() counts until its window has passed it, at %s; "
+                    errdetail("A rate limit's grant counts until its window has passed it, at %s; "
                               "nothing ends it before.",
                               timestamptz_to_str(row.expires_at))));
 }
