@@ -303,18 +303,22 @@ COMMENT ON FUNCTION @extschema@.sem_release_session(text, integer) IS
 -- the lines, keys and slots of its semaphores are taken in one canonical order (names compared
 -- bytewise), whatever order the caller names them in. A lease set is one claim id on every
 -- semaphore (released, renewed and fenced by one call); transaction and session claims answer
--- each semaphore's lowest slot. Not STRICT: NULL arguments are errors, but ns (NULL, or a NULL
--- in it: the declared n), permits (NULL: one each) and request_key (NULL: no key).
+-- each semaphore's lowest slot. A window in pers[i] makes names[i] a rate limit of ns[i] per
+-- pers[i], granted in the same all-or-nothing look as sem_rate grants it (a grant of the window
+-- that nothing ends early; release, renewal and fences act on the set's semaphores alone). Not
+-- STRICT: NULL arguments are errors, but ns (NULL, or a NULL in it: the declared n), permits
+-- (NULL: one each), request_key (NULL: no key) and pers (NULL, or a NULL in it: a semaphore).
 CREATE FUNCTION @extschema@.sem_claim_all(names text[], ns integer[] DEFAULT NULL,
                                           timeout interval DEFAULT '90 seconds',
                                           wait interval DEFAULT '0',
                                           permits integer[] DEFAULT NULL,
-                                          request_key text DEFAULT NULL)
+                                          request_key text DEFAULT NULL,
+                                          pers interval[] DEFAULT NULL)
     RETURNS bigint[]
     AS 'MODULE_PATHNAME', 'pgsem_sem_claim_all'
     LANGUAGE C VOLATILE PARALLEL UNSAFE;
-COMMENT ON FUNCTION @extschema@.sem_claim_all(text[], integer[], interval, interval, integer[], text) IS
-    'takes permits[i] (default 1) free slots below ns[i] of every semaphore names[i], all or none, for one lease of timeout, waiting up to wait for the whole set; the claim id for each name, or NULL';
+COMMENT ON FUNCTION @extschema@.sem_claim_all(text[], integer[], interval, interval, integer[], text, interval[]) IS
+    'takes permits[i] (default 1) free slots below ns[i] of every semaphore names[i], all or none, for one lease of timeout, or, where pers[i] is given, permits[i] of rate limit names[i] (ns[i] per pers[i]); waits up to wait for the whole set; the claim id for each name, or NULL';
 
 CREATE FUNCTION @extschema@.sem_claim_xact_all(names text[], ns integer[] DEFAULT NULL,
                                                wait interval DEFAULT '0',

@@ -18,9 +18,10 @@ SetCheck canonical_order(const std::string_view *names, std::size_t count,
 }
 
 SetCheck check_set_shape(std::size_t names, std::size_t ns, bool has_permits, std::size_t permits,
-                         std::int64_t permit_sum) noexcept {
+                         std::int64_t permit_sum, bool has_pers, std::size_t pers) noexcept {
     if (names == 0) return {SetProblem::kEmpty, 0, 0};
     if (ns != names || (has_permits && permits != names)) return {SetProblem::kLengths, 0, 0};
+    if (has_pers && pers != names) return {SetProblem::kPersLength, 0, 0};
     if (names > kMaxSetNames) return {SetProblem::kTooMany, 0, 0};
     if (permit_sum > kMaxPermits) return {SetProblem::kTooManySlots, 0, 0};
     return {SetProblem::kNone, 0, 0};

@@ -25,6 +25,7 @@ enum class SetProblem : std::uint8_t {
     kLengths,       // the arrays differ in length
     kRepeated,      // a name twice (`first` and `second` say where)
     kTooManySlots,  // the permits of all names add up to more than kMaxPermits
+    kPersLength,    // sem_claim_all's pers (given) is not one element per name
 };
 
 struct SetCheck {
@@ -39,8 +40,10 @@ SetCheck canonical_order(const std::string_view *names, std::size_t count,
                          std::size_t *order) noexcept;
 
 // The shape of a set: `names` names, `ns` and `permits` array lengths (`has_permits` false: no
-// permits array, one each), and the sum of the permits (each already checked on its own).
+// permits array, one each), and the sum of the permits (each already checked on its own);
+// `pers`, the length of sem_claim_all's windows of rate members, when `has_pers`.
 SetCheck check_set_shape(std::size_t names, std::size_t ns, bool has_permits, std::size_t permits,
-                         std::int64_t permit_sum) noexcept;
+                         std::int64_t permit_sum, bool has_pers = false,
+                         std::size_t pers = 0) noexcept;
 
 }  // namespace pgsem::core

@@ -3,7 +3,7 @@
 -- Runs in one transaction that is rolled back, so files are independent of each other.
 \set ON_ERROR_STOP 1
 BEGIN;
-SELECT plan(257);
+SELECT plan(260);
 
 -- One row per function of the API: the expected catalog entry.
 CREATE TEMP TABLE api (
@@ -43,9 +43,9 @@ INSERT INTO api VALUES
     ('sem_fence', '{bigint}', 'void', 'volatile', false, 'u', 'id bigint'),
     ('sem_prune_history', '{bigint}', 'bigint', 'volatile', false, 'u',
         'max_rows bigint DEFAULT 10000'),
-    ('sem_claim_all', '{text[],integer[],interval,interval,integer[],text}', 'bigint[]', 'volatile',
+    ('sem_claim_all', '{text[],integer[],interval,interval,integer[],text,interval[]}', 'bigint[]', 'volatile',
         false, 'u',
-        'names text[], ns integer[] DEFAULT NULL::integer[], timeout interval DEFAULT ''00:01:30''::interval, wait interval DEFAULT ''00:00:00''::interval, permits integer[] DEFAULT NULL::integer[], request_key text DEFAULT NULL::text'),
+        'names text[], ns integer[] DEFAULT NULL::integer[], timeout interval DEFAULT ''00:01:30''::interval, wait interval DEFAULT ''00:00:00''::interval, permits integer[] DEFAULT NULL::integer[], request_key text DEFAULT NULL::text, pers interval[] DEFAULT NULL::interval[]'),
     ('sem_claim_xact_all', '{text[],integer[],interval,integer[]}', 'integer[]', 'volatile',
         false, 'u',
         'names text[], ns integer[] DEFAULT NULL::integer[], wait interval DEFAULT ''00:00:00''::interval, permits integer[] DEFAULT NULL::integer[]'),
@@ -182,7 +182,8 @@ SELECT results_eq(
     $$SELECT fn::regprocedure::text, p.pronargdefaults::int
         FROM api_proc a JOIN pg_proc p ON p.oid = a.fn ORDER BY 1$$,
     $$SELECT fn::regprocedure::text,
-             CASE WHEN name IN ('sem_claim', 'sem_claim_all') THEN 5
+             CASE WHEN name = 'sem_claim_all' THEN 6
+                  WHEN name = 'sem_claim' THEN 5
                   WHEN name = 'sem_bucket' THEN 3
                   WHEN name IN ('sem_claim_xact', 'sem_claim_session', 'sem_claim_xact_all',
                                 'sem_claim_session_all') THEN 3
@@ -190,7 +191,20 @@ SELECT results_eq(
                   WHEN name IN ('sem_renew', 'sem_prune_history', 'sem_set_quota') THEN 1
                   ELSE 0 END
         FROM api_proc ORDER BY 1$$,
-    'the default arguments: sem_claim and sem_claim_all five, the scoped claims and sem_bucket three, sem_declare and sem_rate two, sem_renew, sem_prune_history and sem_set_quota one');
+    'the default arguments: sem_claim_all six, sem_claim five, the scoped claims and sem_bucket three, sem_declare and sem_rate two, sem_renew, sem_prune_history and sem_set_quota one');
+SELECT is(pg_get_function_identity_arguments('public.sem_claim_all(text[],integer[],interval,interval,integer[],text,interval[])'::regprocedure),
+          'names text[], ns integer[], timeout interval, wait interval, permits integer[], request_key text, pers interval[]',
+          'sem_claim_all''s arguments are named names, ns, timeout, wait, permits, request_key, pers: the windows of rate members last');
+SELECT results_eq(
+    'SELECT ' || pg_get_function_arg_default('public.sem_claim_all(text[],integer[],interval,interval,integer[],text,interval[])'::regprocedure, 7)
+        || ' IS NULL',
+    $$VALUES (true)$$,
+    'sem_claim_all''s default pers evaluates to NULL: no rate member');
+SELECT is((SELECT count(*) FROM pg_proc
+            WHERE pronamespace = 'public'::regnamespace
+              AND proname IN ('sem_claim_xact_all', 'sem_claim_session_all')
+              AND 'interval[]'::regtype = ANY (proargtypes::oid[])), 0::bigint,
+          'transaction and session sets take no pers: a rate grant is a row, not a lock');
 SELECT is(pg_get_function_identity_arguments('public.sem_claim(text,integer,interval,interval,integer,text)'::regprocedure),
           'name text, n integer, timeout interval, wait interval, permits integer, request_key text',
           'sem_claim''s arguments are named name, n, timeout, wait, permits, request_key');

@@ -244,7 +244,7 @@ INSERT INTO api VALUES
     ('sem_release_session', '{text,integer}'),
     ('sem_renew', '{bigint,interval}'), ('sem_held', '{bigint}'), ('sem_fence', '{bigint}'),
     ('sem_prune_history', '{bigint}'),
-    ('sem_claim_all', '{text[],integer[],interval,interval,integer[],text}'),
+    ('sem_claim_all', '{text[],integer[],interval,interval,integer[],text,interval[]}'),
     ('sem_claim_xact_all', '{text[],integer[],interval,integer[]}'),
     ('sem_claim_session_all', '{text[],integer[],interval,integer[]}');
 

@@ -60,4 +60,14 @@ TEST(SetShape, LengthsLimitsAndSlots) {
     EXPECT_EQ(check_set_shape(2, 2, true, 2, kMaxPermits + 1).problem, SetProblem::kTooManySlots);
 }
 
+TEST(SetShape, PersOnePerNameWhenGiven) {
+    EXPECT_EQ(check_set_shape(2, 2, false, 0, 2, true, 2).problem, SetProblem::kNone);
+    EXPECT_EQ(check_set_shape(2, 2, false, 0, 2, true, 1).problem, SetProblem::kPersLength);
+    EXPECT_EQ(check_set_shape(2, 2, false, 0, 2, true, 0).problem,
+              SetProblem::kPersLength);  // '{}'
+    EXPECT_EQ(check_set_shape(2, 2, false, 0, 2, false, 0).problem, SetProblem::kNone);
+    // The arrays of every claim come first: their message names them.
+    EXPECT_EQ(check_set_shape(2, 3, false, 0, 2, true, 1).problem, SetProblem::kLengths);
+}
+
 }  // namespace

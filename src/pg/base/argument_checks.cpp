@@ -209,9 +209,10 @@ int64 require_valid_lease(const char *function, bool is_null, const Interval *le
                     "Take a shorter lease and extend it with sem_renew()."});
 }
 
-int64 require_valid_window(const char *function, bool is_null, const Interval *per) {
+int64 require_valid_window(const char *function, bool is_null, const Interval *per,
+                           const char *argument) {
     // A sliding window's grant is a lease of `per` (the same bounds), but not one to its caller.
-    return require_valid_length(function, is_null, per, "per",
+    return require_valid_length(function, is_null, per, argument,
                                 LengthWords{"A window of zero or less would hold no grant.",
                                             "A grant counts for its whole window, and nothing "
                                             "ends it.",
@@ -242,10 +243,10 @@ int64 require_valid_wait(const char *function, bool is_null, const Interval *wai
 }
 
 void require_valid_set_shape(const char *function, int names, int ns, bool has_permits, int permits,
-                             int64 permit_sum) {
-    const core::SetCheck check = PGSEM_NOTHROW(
-        core::check_set_shape(static_cast<std::size_t>(names), static_cast<std::size_t>(ns),
-                              has_permits, static_cast<std::size_t>(permits), permit_sum));
+                             int64 permit_sum, bool has_pers, int pers) {
+    const core::SetCheck check = PGSEM_NOTHROW(core::check_set_shape(
+        static_cast<std::size_t>(names), static_cast<std::size_t>(ns), has_permits,
+        static_cast<std::size_t>(permits), permit_sum, has_pers, static_cast<std::size_t>(pers)));
     switch (check.problem) {
         case core::SetProblem::kNone:
             return;
@@ -258,6 +259,13 @@ void require_valid_set_shape(const char *function, int names, int ns, bool has_p
                             errmsg("%s: names, ns and permits must have one element per semaphore",
                                    function),
                             errdetail("names has %d, ns %d, permits %d.", names, ns, permits)));
+            break;
+        case core::SetProblem::kPersLength:
+            ereport(ERROR, (errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+                            errmsg("%s: pers must have one element per semaphore", function),
+                            errdetail("names has %d, pers %d.", names, pers),
+                            errhint("Put NULL in pers for each semaphore that is not a rate "
+                                    "limit, or pass no pers at all.")));
             break;
         case core::SetProblem::kTooMany:
             ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),

@@ -32,8 +32,10 @@ void require_valid_permits(const char *function, bool is_null, int32 permits, in
 // Returns the lease in microseconds; `argument` names it in messages.
 int64 require_valid_lease(const char *function, bool is_null, const Interval *lease,
                           const char *argument = "the timeout");
-// A rate limit's window `per` (sem_rate, sem_bucket): a lease's bounds, in a window's words.
-int64 require_valid_window(const char *function, bool is_null, const Interval *per);
+// A rate limit's window `per` (sem_rate, sem_bucket, an element of sem_claim_all's pers): a
+// lease's bounds, in a window's words; `argument` names it in messages.
+int64 require_valid_window(const char *function, bool is_null, const Interval *per,
+                           const char *argument = "per");
 // Returns how long a claim may wait, in microseconds.
 int64 require_valid_wait(const char *function, bool is_null, const Interval *wait,
                          const char *argument = "wait");
@@ -41,9 +43,10 @@ int64 require_valid_wait(const char *function, bool is_null, const Interval *wai
 void require_valid_slot(const char *function, bool is_null, int32 slot);
 
 // The arrays of a claim on several semaphores (core/claim_sets.hpp): `names` names, `ns` and
-// `permits` array lengths (`has_permits` false: no permits array), the permits' sum.
+// `permits` array lengths (`has_permits` false: no permits array), the permits' sum, and the
+// length of sem_claim_all's pers (`has_pers` false: none given).
 void require_valid_set_shape(const char *function, int names, int ns, bool has_permits, int permits,
-                             int64 permit_sum);
+                             int64 permit_sum, bool has_pers = false, int pers = 0);
 // An array argument that must not be NULL, nor contain a NULL, and be one-dimensional.
 void require_array(const char *function, const char *argument, bool is_null, ArrayType *array);
 void require_no_null_element(const char *function, const char *argument, bool has_null);

@@ -36,6 +36,16 @@ void admit(const char *function, const SlotRequest &request) {
                                  "or a session claim.");
 }
 
+// A set is one grant, all or nothing: admitted as its members are (all of one kind), and as a
+// rate grant if any member is one (sem_claim_all's pers): refused in a transaction block, as
+// sem_rate is, since a rollback would give back the rate grant along with the rest after the
+// caller acted on it. (Its commit is durable as every lease's is: after_grant.)
+void admit_set(const char *function, const SetRequest &set) {
+    SlotRequest as_one = set.members[0];
+    for (int32 m = 1; m < set.count; ++m) as_one.rate = as_one.rate || set.members[m].rate;
+    admit(function, as_one);
+}
+
 // ---- the slots of one claim -------------------------------------------------------------------
 
 // The slots one look has found free, each under its mutex, until it has as many as the claim has
@@ -267,7 +277,10 @@ int32 look_for_set(const SetRequest &set, bool first_waiter, SetGrant *out, int3
         const TimestampTz claimed_at = GetCurrentTimestamp();
         for (int32 m = 0; m < set.count; ++m) {
             give_back_spares(set.members[m], &picks[m]);
-            take_slots(&table, set.members[m], picks[m], &grants[m], id, claimed_at);
+            // The request key goes on the members that end the claim (request_keys.hpp).
+            SlotRequest member = set.members[m];
+            if (!set_member_keyed(set, m)) member.request_key = nullptr;
+            take_slots(&table, member, picks[m], &grants[m], id, claimed_at);
             out->slots[m] = grants[m].slot;
         }
         out->claim_id = id;
@@ -397,7 +410,7 @@ SlotGrant claim(const char *function, const SlotRequest &asked, int64 wait) {
 
 void claim_all(const char *function, const SetRequest &asked, int64 wait, SetGrant *grant) {
     const TimestampTz start = GetCurrentTimestamp();
-    admit(function, asked.members[0]);
+    admit_set(function, asked);
     grant->granted = false;
     grant->claim_id = 0;
     if (asked.members[0].request_key != nullptr && recall_keyed_set(asked, grant)) return;

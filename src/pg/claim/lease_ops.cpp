@@ -37,15 +37,15 @@ void require_may_act(const char *function, const ClaimRow &row) {
                  "on it.")));
 }
 
-// A rate limit's grant (sem_rate) counts in its window until the window has passed it: released
-// or renewed it would let more than n through in one window, fenced it would hold its permits
-// past it.
+// A rate limit's grant (sem_rate, or a rate member of sem_claim_all) counts in its window until
+// the window has passed it: released or renewed it would let more than n through in one window,
+// fenced it would hold its permits past it.
 void require_not_rate_grant(const char *function, const ClaimRow &row) {
     if (!row.rate) return;
     ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
                     errmsg("%s: claim %lld is a rate limit's grant", function,
                            static_cast<long long>(row.id)),
-                    errdetail("A grant of sem_rate() counts until its window has passed it, at %s; "
+                    errdetail("A rate limit's grant counts until its window has passed it, at %s; "
                               "nothing ends it before.",
                               timestamptz_to_str(row.expires_at))));
 }
@@ -135,6 +135,18 @@ int find_claim_rows(ClaimsTable *table, int64 id, ClaimRow **rows) {
     return claims_find_all(table, id, *rows, core::kMaxPermits);
 }
 
+// A claim of sem_claim_all with rate members (pers) holds both: its semaphores' leases and its
+// rate grants, under one id. An act on the claim is an act on its leases alone (moved to the
+// front of `rows`, in their order; returns how many): its rate grants count until their windows
+// have passed them, whatever happens to the rest (require_not_rate_grant says why), and their
+// expiries are their windows', not the claim's. 0: the claim is rate grants only (sem_rate's).
+int keep_leases(ClaimRow *rows, int count) {
+    int leases = 0;
+    for (int i = 0; i < count; ++i)
+        if (!rows[i].rate) rows[leases++] = rows[i];
+    return leases;
+}
+
 ActResult act_on_claim(const char *function, int64 id, Act act, bool has_lease, int64 new_lease) {
     require_primary(function, true);
     // Everything a release or renewal writes -- the row lock, the release, a timeout recorded
@@ -154,14 +166,15 @@ ActResult act_on_claim(const char *function, int64 id, Act act, bool has_lease, 
             ereport(ERROR,
                     (errcode(ERRCODE_INTERNAL_ERROR),
                      errmsg("%s: claim %lld kept changing", function, static_cast<long long>(id))));
-        const int count = find_claim_rows(&table, id, &rows);
+        const int found = find_claim_rows(&table, id, &rows);
+        out.found = found > 0;
+        if (!out.found) break;
+        require_may_act(function, rows[0]);
+        const int count = keep_leases(rows, found);
+        if (count == 0) require_not_rate_grant(function, rows[0]);
         if (count > kFewRows && locked == locked_few)
             locked = static_cast<LockedClaim *>(palloc0(sizeof(LockedClaim) * core::kMaxPermits));
-        out.found = count > 0;
-        if (!out.found) break;
         out.row = rows[0];
-        require_may_act(function, rows[0]);
-        require_not_rate_grant(function, rows[0]);
         out.status = status_of_all(rows, count, GetCurrentTimestamp());
         if (out.status == core::ClaimStatus::kExpired)
             for (int i = 0; i < count; ++i) record_timeout(&table, rows[i], act);
@@ -228,7 +241,10 @@ bool lease_held(int64 id) {
     claims_open(&table, AccessShareLock);
     ClaimRow few[kFewRows];
     ClaimRow *rows = few;
-    const int count = find_claim_rows(&table, id, &rows);
+    int count = find_claim_rows(&table, id, &rows);
+    // A claim's leases say whether it is held; a rate limit's grant alone is held for its window.
+    const int leases = keep_leases(rows, count);
+    if (leases > 0) count = leases;
     bool held = false;
     if (count > 0) {
         const TimestampTz now = GetCurrentTimestamp();

@@ -24,12 +24,43 @@ namespace {
     pg_unreachable();
 }
 
+// An interval of `micros` microseconds as Postgres prints it, for messages.
+char *shown_interval(int64 micros) {
+    Interval i{};
+    i.time = micros;
+    return DatumGetCString(DirectFunctionCall1(interval_out, IntervalPGetDatum(&i)));
+}
+
+// What a claim row is, in a message's words: a semaphore's lease, or a rate limit's grant (its
+// lease is its window).
+char *kind_of(bool rate, int64 lease) {
+    return rate ? psprintf("a grant of a rate limit of per = %s", shown_interval(lease))
+                : pstrdup("a lease of a semaphore");
+}
+
+// A retry that asks for a semaphore's slots where its key's claim holds a rate limit's grant, or
+// for a grant of another window (sem_claim_all's pers), is another request under the same key:
+// answered, it would count on slots it does not have, or on a window it did not ask for.
+void require_same_kind(const char *function, const SlotRequest &request, const ClaimRow &row) {
+    if (row.rate == request.rate && (!row.rate || row.lease == request.lease)) return;
+    ereport(ERROR,
+            (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+             errmsg("%s: request key \"%s\" names claim %lld, made with other arguments on \"%s\"",
+                    function, text_to_cstring(request.request_key), static_cast<long long>(row.id),
+                    text_to_cstring(request.name)),
+             errdetail("That claim holds %s there; this call asks for %s.",
+                       kind_of(row.rate, row.lease), kind_of(request.rate, request.lease)),
+             errhint("A retry must repeat its first attempt's arguments; use another key for "
+                     "another claim.")));
+}
+
 // A retry repeats its first attempt. One whose n or permits differ is another request under the
 // same key: the key's claim would answer it with slots it did not ask for (fewer permits than it
 // counts on, or a slot at or above its n), so it is refused rather than answered. A retry that
 // leaves n to the declaration (request.n is 0 here) matches whatever n the declaration said when
 // the claim was made: it may have changed since.
 void require_same_request(const char *function, const SlotRequest &request, const ClaimRow &row) {
+    require_same_kind(function, request, row);
     if ((request.n == 0 || row.n == request.n) && row.permits == request.permits) return;
     ereport(ERROR,
             (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -126,13 +157,64 @@ bool recall_keyed_claim(const SlotRequest &request, SlotGrant *grant) {
     return recalled;
 }
 
+bool set_member_keyed(const SetRequest &set, int32 m) {
+    if (!set.members[m].rate) return true;
+    int64 longest = 0;
+    for (int32 i = 0; i < set.count; ++i) {
+        if (!set.members[i].rate) return false;  // the semaphores carry it
+        longest = Max(longest, set.members[i].lease);
+    }
+    return set.members[m].lease == longest;
+}
+
+namespace {
+
+// The grant of claim `id` on an unkeyed rate member of a set (set_member_keyed), which a retry
+// that found the claim by its keyed members must also have asked for: the claim's rows on that
+// name, one per permit, a grant of the same window. Its lowest slot into *slot. The rows are read
+// ended or not: a grant whose window has passed was still this claim's.
+void require_rate_member(const char *function, ClaimsTable *table, const SlotRequest &member,
+                         int64 id, int32 *slot) {
+    const int room = member.permits + 1;
+    ClaimRow *rows = static_cast<ClaimRow *>(palloc(sizeof(ClaimRow) * room));
+    const int count = claims_find_on(table, id, member.name, rows, room);
+    if (count == 0)
+        ereport(ERROR,
+                (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                 errmsg("%s: request key \"%s\" names claim %lld, which holds nothing of rate "
+                        "limit \"%s\"",
+                        function, text_to_cstring(member.request_key), static_cast<long long>(id),
+                        text_to_cstring(member.name)),
+                 errhint("A retry must name the semaphores and rate limits of its first attempt; "
+                         "use another key for another claim.")));
+    require_same_kind(function, member, rows[0]);
+    if ((member.n != 0 && rows[0].n != member.n) || count != member.permits)
+        ereport(ERROR,
+                (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                 errmsg("%s: request key \"%s\" names claim %lld, made with other arguments on "
+                        "\"%s\"",
+                        function, text_to_cstring(member.request_key), static_cast<long long>(id),
+                        text_to_cstring(member.name)),
+                 errdetail("That claim was granted %d permits there with n = %d; this call asks "
+                           "for %d with n = %d.",
+                           count, rows[0].n, member.permits, member.n),
+                 errhint("A retry must repeat its first attempt's arguments; use another key "
+                         "for another claim.")));
+    *slot = rows[0].slot;
+    pfree(rows);
+}
+
+}  // namespace
+
 bool recall_keyed_set(const SetRequest &set, SetGrant *grant) {
+    constexpr const char *kFunction = "sem_claim_all()";
     const Oid role = GetUserId();
     // The keys' locks in the set's order, as every claimer of the set takes them.
     for (int32 m = 0; m < set.count; ++m)
         lock_request_key(set.members[m].name, role, set.members[m].request_key);
     ClaimsTable table;
     claims_open(&table, RowExclusiveLock);
+    int32 keyed_members = 0;
     int32 found = 0;
     int64 id = 0;
     bool one_claim = true;
@@ -140,27 +222,33 @@ bool recall_keyed_set(const SetRequest &set, SetGrant *grant) {
     for (int32 m = 0; m < set.count; ++m) {
         ClaimRow keyed;
         permit_sum += set.members[m].permits;
-        if (!find_keyed_claim("sem_claim_all()", &table, set.members[m], role, &keyed)) continue;
+        if (!set_member_keyed(set, m)) continue;
+        ++keyed_members;
+        if (!find_keyed_claim(kFunction, &table, set.members[m], role, &keyed)) continue;
         one_claim = one_claim && (found == 0 || keyed.id == id);
         id = keyed.id;
         grant->slots[m] = keyed.slot;
         ++found;
     }
-    const bool larger =
-        found == set.count && one_claim && has_more_rows_than(&table, id, permit_sum);
+    const bool whole = found == keyed_members && one_claim;
+    const bool larger = whole && has_more_rows_than(&table, id, permit_sum);
+    // The key's claim: a retry answered with it must have asked for its rate grants too.
+    if (whole && !larger)
+        for (int32 m = 0; m < set.count; ++m)
+            if (!set_member_keyed(set, m))
+                require_rate_member(kFunction, &table, set.members[m], id, &grant->slots[m]);
     claims_close_unlocking(&table);
     if (found == 0) return false;
-    if (larger)
-        raise_key_of_larger_claim("sem_claim_all()", set.members[0].request_key, id, set.count);
+    if (larger) raise_key_of_larger_claim(kFunction, set.members[0].request_key, id, set.count);
     // The key names a claim on some of these semaphores only, or several claims: not this set's
     // first attempt (a set's claim holds all of its members or none, and ends on all at once).
-    if (found != set.count || !one_claim)
+    if (!whole)
         ereport(ERROR,
                 (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-                 errmsg("sem_claim_all(): request key \"%s\" names claims that are not this set",
+                 errmsg("%s: request key \"%s\" names claims that are not this set", kFunction,
                         text_to_cstring(set.members[0].request_key)),
-                 errdetail("It names live claims on %d of the %d semaphores%s.", found, set.count,
-                           one_claim ? "" : ", and more than one claim"),
+                 errdetail("It names live claims on %d of the %d semaphores%s.", found,
+                           keyed_members, one_claim ? "" : ", and more than one claim"),
                  errhint("A retry must name the semaphores of its first attempt; use another key "
                          "for another claim.")));
     grant->granted = true;

@@ -21,9 +21,19 @@ namespace pgsem {
 // as timed out first, so that the new claim may carry the key.
 bool recall_keyed_claim(const SlotRequest &request, SlotGrant *grant);
 
+// Which members of a set carry its request key, on their lowest slot's row: its semaphores, and
+// in a set of rate limits alone, those of the longest window. A rate limit's grant outlives a
+// release of the set (nothing ends it before its window has passed): a key on it would stay
+// taken, by a claim that has ended, for the rest of the window, and the next claim with that key
+// could not carry it. So the key's claim lives as long as its semaphores' leases, or, with none,
+// as long as its last window; its other rate grants are found by the claim's id.
+bool set_member_keyed(const SetRequest &set, int32 m);
+
 // The same for a set (sem_claim_all): the keys' locks taken in the set's order; true, with
-// *grant filled, when the key names one live claim on every member; an error (55000) when it
-// names claims on some members only, or several claims.
+// *grant filled, when the key names one live claim on every keyed member (set_member_keyed)
+// that holds the grants of the other members too; an error (55000) when it names claims on some
+// members only, several claims, or a claim that holds members the set does not name, or lacks
+// a rate member the set names; 22023 when a member's n, permits or window differ.
 bool recall_keyed_set(const SetRequest &set, SetGrant *grant);
 
 }  // namespace pgsem

@@ -1,7 +1,9 @@
 // SQL glue for claims on several semaphores at once: sem_claim_all, sem_claim_xact_all and
 // sem_claim_session_all. Argument checks and conversions only -- arrays in, in the caller's order;
 // the members handed to the claim sequence (claim/claim_sequence.hpp, claim_all) in the set's
-// canonical order; the answer out in the caller's order again.
+// canonical order; the answer out in the caller's order again. A member of sem_claim_all with a
+// window in pers is a rate limit's grant, as sem_rate makes it (rate_functions.cpp): a lease of
+// its window, marked rate.
 #include "pg/base/argument_checks.hpp"
 #include "pg/base/boundary.hpp"
 #include "pg/claim/claim_sequence.hpp"
@@ -24,6 +26,13 @@ Elements int4_elements(ArrayType *array) {
     Elements out{nullptr, nullptr, 0};
     deconstruct_array(array, INT4OID, sizeof(int32), true, TYPALIGN_INT, &out.values, &out.nulls,
                       &out.count);
+    return out;
+}
+
+Elements interval_elements(ArrayType *array) {
+    Elements out{nullptr, nullptr, 0};
+    deconstruct_array(array, INTERVALOID, sizeof(Interval), false, TYPALIGN_DOUBLE, &out.values,
+                      &out.nulls, &out.count);
     return out;
 }
 
@@ -51,6 +60,11 @@ int32 asked_n(const Elements &ns, int i) {
     return n_given(ns, i) ? DatumGetInt32(ns.values[i]) : 0;
 }
 
+// Whether member i is a rate limit (a window in pers; NULL there, or no pers: a semaphore).
+bool per_given(const Elements &pers, int i) {
+    return pers.nulls != nullptr && i < pers.count && !pers.nulls[i];
+}
+
 // The set's members, checked, in canonical order; `order[i]` is member i's position in names.
 struct ParsedSet {
     pgsem::SlotRequest *members;
@@ -58,9 +72,11 @@ struct ParsedSet {
     int count;
 };
 
-// The arguments: names (0), ns (1), then wait at `wait_arg` and permits at `permits_arg`.
+// The arguments: names (0), ns (1), then permits at `permits_arg` and, for sem_claim_all, pers at
+// `pers_arg` (-1: none; NULL, or the argument absent from a definition without it: no rate
+// member).
 ParsedSet parse_set(FunctionCallInfo fcinfo, const char *function, pgsem::ClaimKind kind,
-                    int64 lease, int permits_arg, const text *key) {
+                    int64 lease, int permits_arg, const text *key, int pers_arg = -1) {
     const Elements names = text_elements(array_argument(fcinfo, 0, function, "names"));
     // ns NULL (1.2's default), or a NULL in it: that semaphore's declared n.
     const bool has_ns = !PG_ARGISNULL(1);
@@ -70,6 +86,10 @@ ParsedSet parse_set(FunctionCallInfo fcinfo, const char *function, pgsem::ClaimK
     const bool has_permits = !PG_ARGISNULL(permits_arg);
     if (has_permits)
         permits = int4_elements(array_argument(fcinfo, permits_arg, function, "permits"));
+    // NULL in pers: that member is a semaphore.
+    Elements pers{nullptr, nullptr, 0};
+    const bool has_pers = pers_arg >= 0 && PG_NARGS() > pers_arg && !PG_ARGISNULL(pers_arg);
+    if (has_pers) pers = interval_elements(array_argument(fcinfo, pers_arg, function, "pers"));
     pgsem::require_no_null_element(function, "names", any_null(names));
     pgsem::require_no_null_element(function, "permits", any_null(permits));
     int64 permit_sum = 0;
@@ -77,10 +97,13 @@ ParsedSet parse_set(FunctionCallInfo fcinfo, const char *function, pgsem::ClaimK
         permit_sum += Max(DatumGetInt32(permits.values[i]), 0);
     if (!has_permits) permit_sum = names.count;
     pgsem::require_valid_set_shape(function, names.count, has_ns ? ns.count : names.count,
-                                   has_permits, permits.count, permit_sum);
+                                   has_permits, permits.count, permit_sum, has_pers, pers.count);
 
     ParsedSet set{nullptr, nullptr, names.count};
     text **texts = static_cast<text **>(palloc(sizeof(text *) * set.count));
+    // Each member's lease: the set's timeout, or a rate member's window, checked as sem_rate
+    // checks its per.
+    int64 *leases = static_cast<int64 *>(palloc(sizeof(int64) * set.count));
     for (int i = 0; i < set.count; ++i) {
         texts[i] = DatumGetTextPP(names.values[i]);
         pgsem::require_valid_name(function, false, texts[i]);
@@ -88,6 +111,10 @@ ParsedSet parse_set(FunctionCallInfo fcinfo, const char *function, pgsem::ClaimK
         if (n_given(ns, i)) pgsem::require_valid_n(function, false, n);  // an explicit 0 too
         const int32 k = has_permits ? DatumGetInt32(permits.values[i]) : 1;
         pgsem::require_valid_permits(function, false, k, n);
+        leases[i] = lease;
+        if (per_given(pers, i))
+            leases[i] = pgsem::require_valid_window(
+                function, false, DatumGetIntervalP(pers.values[i]), psprintf("pers[%d]", i + 1));
     }
     set.order = static_cast<int *>(palloc(sizeof(int) * set.count));
     pgsem::order_set_names(function, texts, set.count, set.order);
@@ -98,12 +125,12 @@ ParsedSet parse_set(FunctionCallInfo fcinfo, const char *function, pgsem::ClaimK
                                             asked_n(ns, i),
                                             asked_n(ns, i),
                                             kind,
-                                            lease,
+                                            leases[i],
                                             has_permits ? DatumGetInt32(permits.values[i]) : 1,
                                             key,
                                             0,
                                             0,
-                                            false};
+                                            per_given(pers, i)};
     }
     return set;
 }
@@ -142,9 +169,11 @@ Datum lock_claim_all(FunctionCallInfo fcinfo, pgsem::ClaimKind kind, const char 
 
 // sem_claim_all(names text[], ns integer[], timeout interval DEFAULT '90 seconds',
 //               wait interval DEFAULT '0', permits integer[] DEFAULT NULL,
-//               request_key text DEFAULT NULL) -> bigint[]: one claim id for the whole set, in
-// each element; NULL when the set could not be had. Not STRICT: NULLs are errors, but permits
-// (NULL: one each) and request_key (NULL: no key).
+//               request_key text DEFAULT NULL, pers interval[] DEFAULT NULL) -> bigint[]: one
+// claim id for the whole set, in each element (a rate member's too: its grant's rows carry it);
+// NULL when the set could not be had. Not STRICT: NULLs are errors, but permits (NULL: one
+// each), request_key (NULL: no key) and pers (NULL, or NULL in it: a semaphore, not a rate
+// limit).
 PGSEM_SQL_FUNCTION(pgsem_sem_claim_all) {
     constexpr const char *kFunction = "sem_claim_all()";
     const int64 lease = pgsem::require_valid_lease(
@@ -153,7 +182,7 @@ PGSEM_SQL_FUNCTION(pgsem_sem_claim_all) {
         kFunction, PG_ARGISNULL(3), PG_ARGISNULL(3) ? nullptr : PG_GETARG_INTERVAL_P(3));
     const text *key = PG_ARGISNULL(5) ? nullptr : PG_GETARG_TEXT_PP(5);
     pgsem::require_valid_request_key(kFunction, key == nullptr, key);
-    const ParsedSet set = parse_set(fcinfo, kFunction, pgsem::ClaimKind::kLease, lease, 4, key);
+    const ParsedSet set = parse_set(fcinfo, kFunction, pgsem::ClaimKind::kLease, lease, 4, key, 6);
     const pgsem::SetGrant grant = claim_set(kFunction, set, wait);
     if (!grant.granted) PG_RETURN_NULL();
     return answer(set, grant, pgsem::ClaimKind::kLease);

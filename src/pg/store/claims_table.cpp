@@ -370,11 +370,14 @@ void text_equal_key(ScanKey key, AttrNumber attno, const text *value) {
     key->sk_collation = C_COLLATION_OID;
 }
 
+// `name` (not nullptr, with an equality on id): only the rows of that semaphore, the primary key's
+// second column since 1.2.
 void pkey_scan_begin(ClaimsTable *table, ClaimScan *scan, StrategyNumber strategy, RegProcedure op,
-                     int64 id) {
+                     int64 id, const text *name = nullptr) {
     open_dirty_scan(table, scan, table->pkey_index, &table->pkey_scans, ForwardScanDirection);
     ScanKeyInit(&scan->keys[0], 1, strategy, op, Int64GetDatum(id));
-    start_dirty_scan(table, scan, 1);
+    if (name != nullptr) text_equal_key(&scan->keys[1], 2, name);
+    start_dirty_scan(table, scan, name != nullptr ? 2 : 1);
 }
 
 }  // namespace
@@ -542,8 +545,8 @@ bool preferred(const ClaimRow &candidate, const ClaimRow &current) {
 // slot) returns a slot's versions together), each the version `preferred` picks; a renewal in
 // flight (a committed version being changed, an unended successor inserted) counts as live until
 // the later of the two expiries, and acting on it means waiting for the renewer, not calling it
-// timed out. Returns how many slots, at most `max`.
-int find_all_once(ClaimsTable *table, int64 id, ClaimRow *rows, int max) {
+// timed out. Returns how many slots, at most `max`. `only_name` (not nullptr): its rows only.
+int find_all_once(ClaimsTable *table, int64 id, const text *only_name, ClaimRow *rows, int max) {
     ClaimScan scan;
     ClaimRow candidate;
     int count = 0;
@@ -555,7 +558,7 @@ int find_all_once(ClaimsTable *table, int64 id, ClaimRow *rows, int max) {
         if (last.change_in_progress && successor_unended)
             last.expires_at = Max(last.expires_at, successor_expires_at);
     };
-    pkey_scan_begin(table, &scan, BTEqualStrategyNumber, F_INT8EQ, id);
+    pkey_scan_begin(table, &scan, BTEqualStrategyNumber, F_INT8EQ, id, only_name);
     while (claim_scan_next(&scan, &candidate)) {
         const text *name = claim_scan_name(&scan);
         if (count == 0 || candidate.slot != rows[count - 1].slot || !same_text(name, last_name)) {
@@ -585,11 +588,15 @@ int find_all_once(ClaimsTable *table, int64 id, ClaimRow *rows, int max) {
 }  // namespace
 
 int claims_find_all(ClaimsTable *table, int64 id, ClaimRow *rows, int max) {
+    return claims_find_on(table, id, nullptr, rows, max);
+}
+
+int claims_find_on(ClaimsTable *table, int64 id, const text *name, ClaimRow *rows, int max) {
     // A btree scan reads a leaf page's entries first and their heap tuples after. An update that
     // adds an index entry and commits in between hides the row from that scan: the old version
     // is dead, the new one was not on the page. Such an update is rare and short: look again.
     for (int attempt = 0; attempt < 3; ++attempt) {
-        const int count = find_all_once(table, id, rows, max);
+        const int count = find_all_once(table, id, name, rows, max);
         if (count > 0) return count;
     }
     return 0;

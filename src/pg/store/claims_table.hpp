@@ -156,6 +156,9 @@ bool claims_find(ClaimsTable *table, int64 id, ClaimRow *row);
 // claim of several semaphores has rows on each), in (name, slot) order; how many, at most `max` (0:
 // no such claim).
 int claims_find_all(ClaimsTable *table, int64 id, ClaimRow *rows, int max);
+// The same for the rows of claim `id` on semaphore `name` alone (1.2's primary key, which begins
+// (id, name)).
+int claims_find_on(ClaimsTable *table, int64 id, const text *name, ClaimRow *rows, int max);
 
 // The next claim id. Its sequence record is on disk (and on synchronous standbys) before this
 // returns, so that no crash or failover can hand the id out again.
