@@ -117,3 +117,9 @@ ROLLBACK;
 -- A logical replication worker applies no change to the buckets (a subscriber's are its own).
 SELECT tgname, tgenabled FROM pg_trigger
  WHERE tgrelid = 'pgsem.buckets'::regclass AND NOT tgisinternal ORDER BY tgname;
+
+-- Grants keep only the primary key: another index on the table is refused (55000), not corrupted.
+CREATE INDEX buckets_by_tat ON pgsem.buckets (tat);
+SELECT sem_bucket('b indexed', 1, '1 minute') AS extra_index_refused;
+DROP INDEX pgsem.buckets_by_tat;
+SELECT sem_bucket('b indexed', 1, '1 minute') AS granted_without_it;

@@ -38,6 +38,16 @@ BucketTable open_buckets() {
                         errmsg("pgsem: table pgsem.buckets has no primary key"),
                         errhint("Reinstall the extension: DROP EXTENSION pgsem; CREATE EXTENSION "
                                 "pgsem.")));
+    // The grants write the primary key's entries and no others: an index a DBA added would miss
+    // their rows and answer wrong, so it is refused rather than left behind.
+    List *indexes = RelationGetIndexList(table.rel);
+    const int index_count = list_length(indexes);
+    list_free(indexes);
+    if (index_count != 1)
+        ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                        errmsg("pgsem: table pgsem.buckets has an index besides its primary key"),
+                        errdetail("Token bucket grants keep only the primary key up to date."),
+                        errhint("Drop the other indexes of pgsem.buckets.")));
     table.pkey = index_open(pkey, RowExclusiveLock);
     const TupleDesc desc = RelationGetDescr(table.rel);
     table.name_column = config_column(desc, kTable, "name");
@@ -162,7 +172,10 @@ void prune_near(const BucketTable &table, const text *name, TimestampTz now) {
     for (int i = 0; i < count; ++i) {
         if (!try_lock_bucket_mutex(idle[i])) continue;
         const BucketRow row = find_row(table, idle[i]);
-        if (!row.found || row.tat >= idle_before) continue;
+        if (!row.found || row.tat >= idle_before) {
+            unlock_bucket_mutex(idle[i]);  // a grant came first: not idle, and not ours to hold
+            continue;
+        }
         ItemPointerData tid = row.tid;
         simple_heap_delete(table.rel, &tid);
         CommandCounterIncrement();
