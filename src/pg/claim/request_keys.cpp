@@ -1,5 +1,6 @@
 #include "core/arguments.hpp"
 #include "core/slot_choice.hpp"
+#include "pg/base/argument_checks.hpp"
 #include "pg/base/boundary.hpp"
 #include "pg/claim/request_keys.hpp"
 #include "pg/claim/slot_search.hpp"
@@ -24,17 +25,10 @@ namespace {
     pg_unreachable();
 }
 
-// An interval of `micros` microseconds as Postgres prints it, for messages.
-char *shown_interval(int64 micros) {
-    Interval i{};
-    i.time = micros;
-    return DatumGetCString(DirectFunctionCall1(interval_out, IntervalPGetDatum(&i)));
-}
-
 // What a claim row is, in a message's words: a semaphore's lease, or a rate limit's grant (its
 // lease is its window).
 char *kind_of(bool rate, int64 lease) {
-    return rate ? psprintf("a grant of a rate limit of per = %s", shown_interval(lease))
+    return rate ? psprintf("a grant of a rate limit of per = %s", interval_text(lease))
                 : pstrdup("a lease of a semaphore");
 }
 

@@ -68,6 +68,25 @@ void wake(const VirtualTransactionId &holder) {
     if (proc != nullptr) SetLatch(&proc->procLatch);
 }
 
+// A lock held by the transaction's own resource owner, not by the caller's (a portal's): taken
+// there, or handed on to it by the commit of a subtransaction that waited for it. A release then
+// finds it whichever way it came. (An error on the way leaves the owner to the abort, which
+// resets it.)
+LockAcquireResult acquire_for_transaction(const LOCKTAG &tag, LOCKMODE mode, bool dont_wait) {
+    const ResourceOwner owner = CurrentResourceOwner;
+    CurrentResourceOwner = CurTransactionResourceOwner;
+    const LockAcquireResult result = LockAcquire(&tag, mode, false, dont_wait);
+    CurrentResourceOwner = owner;
+    return result;
+}
+
+void release_for_transaction(const LOCKTAG &tag, LOCKMODE mode) {
+    const ResourceOwner owner = CurrentResourceOwner;
+    CurrentResourceOwner = CurTransactionResourceOwner;
+    (void)LockRelease(&tag, mode, false);
+    CurrentResourceOwner = owner;
+}
+
 }  // namespace
 
 // ---- tags ------------------------------------------------------------------------------------
@@ -113,36 +132,20 @@ uint64 slot_key(const text *name, int32 slot) {
 
 // ---- a token bucket's mutex -------------------------------------------------------------------
 
-namespace {
-
 // The bucket mutex is held by the transaction's own resource owner, however it was taken: at
 // once in the statement's (a portal's) or in a subtransaction that waited for it and handed it
 // on (store/timed_locks.hpp). So a release finds it wherever it came from.
-LockAcquireResult bucket_mutex_acquire(const text *name, bool dont_wait) {
-    const LOCKTAG tag = name_tag(LockClass::kBucket, name);
-    const ResourceOwner owner = CurrentResourceOwner;
-    CurrentResourceOwner = CurTransactionResourceOwner;
-    const LockAcquireResult result = LockAcquire(&tag, kBucketMode, false, dont_wait);
-    CurrentResourceOwner = owner;
-    return result;
-}
-
-}  // namespace
-
 void lock_bucket_mutex(const text *name) {
-    (void)bucket_mutex_acquire(name, false);
+    (void)acquire_for_transaction(name_tag(LockClass::kBucket, name), kBucketMode, false);
 }
 
 void unlock_bucket_mutex(const text *name) {
-    const LOCKTAG tag = name_tag(LockClass::kBucket, name);
-    const ResourceOwner owner = CurrentResourceOwner;
-    CurrentResourceOwner = CurTransactionResourceOwner;
-    (void)LockRelease(&tag, kBucketMode, false);
-    CurrentResourceOwner = owner;
+    release_for_transaction(name_tag(LockClass::kBucket, name), kBucketMode);
 }
 
 bool try_lock_bucket_mutex(const text *name) {
-    return bucket_mutex_acquire(name, true) != LOCKACQUIRE_NOT_AVAIL;
+    return acquire_for_transaction(name_tag(LockClass::kBucket, name), kBucketMode, true) !=
+           LOCKACQUIRE_NOT_AVAIL;
 }
 
 // ---- the slot mutex --------------------------------------------------------------------------
@@ -263,11 +266,7 @@ void wait_for_first_place(const text *name) {
 }
 
 void leave_first_place(const text *name) {
-    const LOCKTAG tag = name_tag(LockClass::kQueue, name);
-    const ResourceOwner owner = CurrentResourceOwner;
-    CurrentResourceOwner = CurTransactionResourceOwner;
-    (void)LockRelease(&tag, kFirstPlaceMode, false);
-    CurrentResourceOwner = owner;
+    release_for_transaction(name_tag(LockClass::kQueue, name), kFirstPlaceMode);
 }
 
 bool is_first_place(const LockInstanceData &lock) {
