@@ -210,8 +210,17 @@ int64 require_valid_lease(const char *function, bool is_null, const Interval *le
 }
 
 int64 require_valid_window(const char *function, bool is_null, const Interval *per,
-                           const char *argument) {
-    // A sliding window's grant is a lease of `per` (the same bounds), but not one to its caller.
+                           const char *argument, RateKind kind) {
+    // A sliding window's grant is a lease of `per` (the same bounds), but not one to its caller;
+    // a bucket's period has the same bounds, for its own reason.
+    if (kind == RateKind::kTokenBucket)
+        return require_valid_length(function, is_null, per, argument,
+                                    LengthWords{"A bucket that refills in zero time or less "
+                                                "would limit nothing.",
+                                                "A bucket refills n permits over per: a longer "
+                                                "period would hold its name back for more than "
+                                                "a day.",
+                                                nullptr});
     return require_valid_length(function, is_null, per, argument,
                                 LengthWords{"A window of zero or less would hold no grant.",
                                             "A grant counts for its whole window, and nothing "

@@ -32,10 +32,12 @@ void require_valid_permits(const char *function, bool is_null, int32 permits, in
 // Returns the lease in microseconds; `argument` names it in messages.
 int64 require_valid_lease(const char *function, bool is_null, const Interval *lease,
                           const char *argument = "the timeout");
-// A rate limit's window `per` (sem_rate, sem_bucket, an element of sem_claim_all's pers): a
-// lease's bounds, in a window's words; `argument` names it in messages.
+// A rate limit's period `per` (sem_rate's window, an element of sem_claim_all's pers, a token
+// bucket's refill period): a lease's bounds, in the words of the kind of limit; `argument` names
+// it in messages.
+enum class RateKind : unsigned char { kSlidingWindow, kTokenBucket };
 int64 require_valid_window(const char *function, bool is_null, const Interval *per,
-                           const char *argument = "per");
+                           const char *argument = "per", RateKind kind = RateKind::kSlidingWindow);
 // Returns how long a claim may wait, in microseconds.
 int64 require_valid_wait(const char *function, bool is_null, const Interval *wait,
                          const char *argument = "wait");

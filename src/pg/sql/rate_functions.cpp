@@ -16,14 +16,16 @@ struct RateLimit {
     int64 per;
 };
 
-RateLimit rate_limit_arguments(FunctionCallInfo fcinfo, const char *function) {
+RateLimit rate_limit_arguments(FunctionCallInfo fcinfo, const char *function,
+                               pgsem::RateKind kind) {
     RateLimit limit{};
     limit.name = PG_ARGISNULL(0) ? nullptr : PG_GETARG_TEXT_PP(0);
     pgsem::require_valid_name(function, PG_ARGISNULL(0), limit.name, "the rate limit's name");
     limit.n = PG_ARGISNULL(1) ? 0 : PG_GETARG_INT32(1);
     pgsem::require_valid_n(function, PG_ARGISNULL(1), limit.n);
     limit.per = pgsem::require_valid_window(function, PG_ARGISNULL(2),
-                                            PG_ARGISNULL(2) ? nullptr : PG_GETARG_INTERVAL_P(2));
+                                            PG_ARGISNULL(2) ? nullptr : PG_GETARG_INTERVAL_P(2),
+                                            "per", kind);
     return limit;
 }
 
@@ -39,7 +41,8 @@ RateLimit rate_limit_arguments(FunctionCallInfo fcinfo, const char *function) {
 // window's edge. Not STRICT: a null argument is an error.
 PGSEM_SQL_FUNCTION(pgsem_sem_rate) {
     constexpr const char *kFunction = "sem_rate()";
-    const RateLimit limit = rate_limit_arguments(fcinfo, kFunction);
+    const RateLimit limit =
+        rate_limit_arguments(fcinfo, kFunction, pgsem::RateKind::kSlidingWindow);
     const int32 permits = PG_ARGISNULL(3) ? 0 : PG_GETARG_INT32(3);
     pgsem::require_valid_permits(kFunction, PG_ARGISNULL(3), permits, limit.n);
     const int64 wait = pgsem::require_valid_wait(
@@ -77,7 +80,7 @@ PGSEM_SQL_FUNCTION(pgsem_sem_pause) {
 // name (claim/bucket_grants.hpp). Not STRICT: a null argument is an error, but a null burst is n.
 PGSEM_SQL_FUNCTION(pgsem_sem_bucket) {
     constexpr const char *kFunction = "sem_bucket()";
-    const RateLimit limit = rate_limit_arguments(fcinfo, kFunction);
+    const RateLimit limit = rate_limit_arguments(fcinfo, kFunction, pgsem::RateKind::kTokenBucket);
     const int32 burst = pgsem::require_valid_burst(
         kFunction, PG_ARGISNULL(5), PG_ARGISNULL(5) ? 0 : PG_GETARG_INT32(5), limit.n);
     pgsem::require_valid_bucket_refill(kFunction, limit.n, limit.per, burst);
