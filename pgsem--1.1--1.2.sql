@@ -361,6 +361,18 @@ CREATE TABLE pgsem.declarations (
     peak_n integer CHECK (peak_n OPERATOR(pg_catalog.>) n),
     max_lease interval CHECK (max_lease OPERATOR(pg_catalog.>) '0'::pg_catalog.interval),
     max_wait interval CHECK (max_wait OPERATOR(pg_catalog.>=) '0'::pg_catalog.interval),
+    -- A rate limit (sem_declare_rate, sem_declare_bucket): n permits per `per`, counted in a
+    -- sliding window or a token bucket that holds up to burst; NULL for a semaphore.
+    kind text NOT NULL DEFAULT 'semaphore'
+        CHECK (kind OPERATOR(pg_catalog.=) ANY (ARRAY['semaphore', 'window', 'bucket'])),
+    per interval
+        CHECK (per OPERATOR(pg_catalog.>) '0'::pg_catalog.interval
+               AND per OPERATOR(pg_catalog.<=) '1 day'::pg_catalog.interval),
+    burst integer
+        CHECK (burst OPERATOR(pg_catalog.>=) 1 AND burst OPERATOR(pg_catalog.<=) 1000000),
+    CHECK ((kind OPERATOR(pg_catalog.=) 'semaphore') OPERATOR(pg_catalog.=) (per IS NULL)),
+    CHECK ((kind OPERATOR(pg_catalog.=) 'bucket') OPERATOR(pg_catalog.=) (burst IS NOT NULL)),
+    CHECK (kind OPERATOR(pg_catalog.=) 'semaphore' OR max_lease IS NULL),
     owner regrole NOT NULL CHECK (owner::pg_catalog.oid OPERATOR(pg_catalog.<>) 0::pg_catalog.oid),
     public_claims boolean NOT NULL DEFAULT false,
     grantees regrole[] NOT NULL DEFAULT '{}'
@@ -404,6 +416,26 @@ CREATE FUNCTION @extschema@.sem_declare(name text, n integer,
 COMMENT ON FUNCTION @extschema@.sem_declare(text, integer, interval, interval) IS
     'declares semaphore name (or, ending in *, every name with that prefix) with n slots, and optionally the longest lease and wait a claim may ask for; or changes its declaration (its owner); new declarations: the database owner and superusers';
 
+-- Rate limits, declared as semaphores are: callers name the limit alone (sem_rate(name),
+-- sem_bucket(name), or a member of sem_claim_all), and the declaration's rule is the only one the
+-- name is granted under. Not STRICT: NULLs are errors, but max_wait (none) and burst (n).
+CREATE FUNCTION @extschema@.sem_declare_rate(name text, n integer, per interval,
+                                             max_wait interval DEFAULT NULL)
+    RETURNS void
+    AS 'MODULE_PATHNAME', 'pgsem_sem_declare_rate'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION @extschema@.sem_declare_rate(text, integer, interval, interval) IS
+    'declares name (or, ending in *, every name with that prefix) a sliding window of at most n permits in any window of length per, granted by sem_rate(name), and optionally the longest wait; or changes its declaration (its owner)';
+
+CREATE FUNCTION @extschema@.sem_declare_bucket(name text, n integer, per interval,
+                                               burst integer DEFAULT NULL,
+                                               max_wait interval DEFAULT NULL)
+    RETURNS void
+    AS 'MODULE_PATHNAME', 'pgsem_sem_declare_bucket'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION @extschema@.sem_declare_bucket(text, integer, interval, integer, interval) IS
+    'declares name (or, ending in *, every name with that prefix) a token bucket of n permits per per, up to burst (NULL: n) at once, granted by sem_bucket(name), and optionally the longest wait; or changes its declaration (its owner)';
+
 CREATE FUNCTION @extschema@.sem_undeclare(name text) RETURNS boolean
     AS 'MODULE_PATHNAME', 'pgsem_sem_undeclare'
     LANGUAGE C VOLATILE PARALLEL UNSAFE;
@@ -437,13 +469,13 @@ COMMENT ON FUNCTION @extschema@.sem_revoke_public(text) IS
 CREATE VIEW @extschema@.sem_declarations AS
     SELECT d.pattern AS name,
            pg_catalog.right(d.pattern, 1) OPERATOR(pg_catalog.=) '*' AS is_prefix,
-           d.n, d.peak_n, d.max_lease, d.max_wait, d.owner,
+           d.kind, d.n, d.per, d.burst, d.peak_n, d.max_lease, d.max_wait, d.owner,
            (CASE WHEN d.public_claims THEN ARRAY['PUBLIC']::text[] ELSE '{}'::text[] END)
                OPERATOR(pg_catalog.||) d.grantees::text[] AS may_claim,
            d.declared_at, d.changed_at
       FROM pgsem.declarations d;
 COMMENT ON VIEW @extschema@.sem_declarations IS
-    'declared semaphores and prefixes (*): n, peak_n (after a lowering: holders above n count against n up to here), longest lease and wait, owner, roles that may claim besides the owner';
+    'declared semaphores, rate limits and prefixes (*): kind (semaphore, window or bucket), n (per per, up to burst at once, for rate limits), peak_n (after a lowering: holders above n count against n up to here), longest lease and wait, owner, roles that may claim besides the owner';
 GRANT SELECT ON @extschema@.sem_declarations TO PUBLIC;
 
 ------------------------------------------------------------------------------------------------
@@ -500,8 +532,9 @@ GRANT SELECT ON @extschema@.sem_quotas TO PUBLIC;
 
 -- A sliding window: at most n permits granted in any window of length per, counted at the grant.
 -- Waits in the same line as claims of the name (FIFO, lock_timeout, cancels). Not STRICT: NULL
--- arguments are errors.
-CREATE FUNCTION @extschema@.sem_rate(name text, n integer, per interval,
+-- arguments are errors, but n and per, which a declaration (sem_declare_rate) gives.
+CREATE FUNCTION @extschema@.sem_rate(name text, n integer DEFAULT NULL,
+                                     per interval DEFAULT NULL,
                                      permits integer DEFAULT 1,
                                      wait interval DEFAULT '0')
     RETURNS boolean
@@ -580,8 +613,10 @@ CREATE TRIGGER buckets_not_replicated
     FOR EACH ROW EXECUTE FUNCTION pgsem.skip_replicated_change();
 ALTER TABLE pgsem.buckets ENABLE ALWAYS TRIGGER buckets_not_replicated;
 
--- Not STRICT: NULL arguments are errors, but a NULL burst is n.
-CREATE FUNCTION @extschema@.sem_bucket(name text, n integer, per interval,
+-- Not STRICT: NULL arguments are errors, but n, per and burst, which a declaration
+-- (sem_declare_bucket) gives; undeclared, a NULL burst is n.
+CREATE FUNCTION @extschema@.sem_bucket(name text, n integer DEFAULT NULL,
+                                       per interval DEFAULT NULL,
                                        permits integer DEFAULT 1,
                                        wait interval DEFAULT '0',
                                        burst integer DEFAULT NULL)

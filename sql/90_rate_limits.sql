@@ -5,10 +5,12 @@
 \i sql/helpers/try.sql
 \set ECHO all
 
--- NULLs (22004), then values out of range (22023).
+-- NULLs (22004), then values out of range (22023). A NULL n or per is the declaration's, so an
+-- undeclared name without them is refused once the name's declaration is looked up: after the
+-- transaction-block check (try() runs its statement in a subtransaction), so called directly.
+SELECT sem_rate('r bad', NULL, '1 minute') AS null_n;
+SELECT sem_rate('r bad', 2, NULL) AS null_per;
 SELECT try($$SELECT sem_rate(NULL, 2, '1 minute')$$) AS null_name,
-       try($$SELECT sem_rate('r bad', NULL, '1 minute')$$) AS null_n,
-       try($$SELECT sem_rate('r bad', 2, NULL)$$) AS null_per,
        try($$SELECT sem_rate('r bad', 2, '1 minute', NULL)$$) AS null_permits,
        try($$SELECT sem_rate('r bad', 2, '1 minute', 1, NULL)$$) AS null_wait;
 SELECT try($$SELECT sem_rate('', 2, '1 minute')$$) AS empty_name,

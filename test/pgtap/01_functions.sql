@@ -3,7 +3,7 @@
 -- Runs in one transaction that is rolled back, so files are independent of each other.
 \set ON_ERROR_STOP 1
 BEGIN;
-SELECT plan(260);
+SELECT plan(274);
 
 -- One row per function of the API: the expected catalog entry.
 CREATE TEMP TABLE api (
@@ -54,6 +54,10 @@ INSERT INTO api VALUES
         'names text[], ns integer[] DEFAULT NULL::integer[], wait interval DEFAULT ''00:00:00''::interval, permits integer[] DEFAULT NULL::integer[]'),
     ('sem_declare', '{text,integer,interval,interval}', 'void', 'volatile', false, 'u',
         'name text, n integer, max_lease interval DEFAULT NULL::interval, max_wait interval DEFAULT NULL::interval'),
+    ('sem_declare_rate', '{text,integer,interval,interval}', 'void', 'volatile', false, 'u',
+        'name text, n integer, per interval, max_wait interval DEFAULT NULL::interval'),
+    ('sem_declare_bucket', '{text,integer,interval,integer,interval}', 'void', 'volatile', false, 'u',
+        'name text, n integer, per interval, burst integer DEFAULT NULL::integer, max_wait interval DEFAULT NULL::interval'),
     ('sem_undeclare', '{text}', 'boolean', 'volatile', false, 'u', 'name text'),
     ('sem_grant', '{text,regrole}', 'void', 'volatile', false, 'u', 'name text, grantee regrole'),
     ('sem_revoke', '{text,regrole}', 'void', 'volatile', false, 'u', 'name text, grantee regrole'),
@@ -62,11 +66,11 @@ INSERT INTO api VALUES
     ('sem_set_quota', '{regrole,integer,integer}', 'void', 'volatile', false, 'u',
         'role regrole, max_claims integer, max_waiters integer DEFAULT NULL::integer'),
     ('sem_rate', '{text,integer,interval,integer,interval}', 'boolean', 'volatile', false, 'u',
-        'name text, n integer, per interval, permits integer DEFAULT 1, wait interval DEFAULT ''00:00:00''::interval'),
+        'name text, n integer DEFAULT NULL::integer, per interval DEFAULT NULL::interval, permits integer DEFAULT 1, wait interval DEFAULT ''00:00:00''::interval'),
     ('sem_pause', '{text,"timestamp with time zone"}', 'timestamp with time zone', 'volatile', false, 'u',
         'name text, until timestamp with time zone'),
     ('sem_bucket', '{text,integer,interval,integer,interval,integer}', 'boolean', 'volatile', false, 'u',
-        'name text, n integer, per interval, permits integer DEFAULT 1, wait interval DEFAULT ''00:00:00''::interval, burst integer DEFAULT NULL::integer');
+        'name text, n integer DEFAULT NULL::integer, per interval DEFAULT NULL::interval, permits integer DEFAULT 1, wait interval DEFAULT ''00:00:00''::interval, burst integer DEFAULT NULL::integer');
 
 -- The catalog entry of each, found by exact signature in the extension's schema.
 CREATE TEMP VIEW api_proc AS
@@ -85,11 +89,11 @@ SELECT results_eq(
        ORDER BY 1$$,
     $$SELECT format('%I(%s)', name, array_to_string(args, ','))::regprocedure::text
         FROM api ORDER BY 1$$,
-    'pgsem owns exactly the 34 functions of its API in its schema');
-SELECT is((SELECT count(*) FROM api_proc WHERE fn IS NOT NULL), 34::bigint,
+    'pgsem owns exactly the 36 functions of its API in its schema');
+SELECT is((SELECT count(*) FROM api_proc WHERE fn IS NOT NULL), 36::bigint,
           'every API function resolves by its exact signature');
 
--- 2. Per function: exists, returns, volatility, strictness, language, parallel safety (6 x 34).
+-- 2. Per function: exists, returns, volatility, strictness, language, parallel safety (6 x 36).
 SELECT has_function('public', name, args,
                     format('%s(%s) exists', name, array_to_string(args, ', ')))
   FROM api ORDER BY name, args;
@@ -132,7 +136,7 @@ SELECT results_eq(
     $$VALUES ('fnv1a_64(bytea)'), ('fnv1a_64(text)')$$,
     'only fnv1a_64 is PARALLEL SAFE');
 
--- 4. None is SECURITY DEFINER or pins settings (the SQL script says none needs to) (34 + 1).
+-- 4. None is SECURITY DEFINER or pins settings (the SQL script says none needs to) (36 + 1).
 SELECT isnt_definer('public', name, args,
                     format('%s(%s) is not SECURITY DEFINER', name, array_to_string(args, ', ')))
   FROM api ORDER BY name, args;
@@ -184,14 +188,16 @@ SELECT results_eq(
     $$SELECT fn::regprocedure::text,
              CASE WHEN name = 'sem_claim_all' THEN 6
                   WHEN name = 'sem_claim' THEN 5
-                  WHEN name = 'sem_bucket' THEN 3
+                  WHEN name = 'sem_bucket' THEN 5
+                  WHEN name = 'sem_rate' THEN 4
                   WHEN name IN ('sem_claim_xact', 'sem_claim_session', 'sem_claim_xact_all',
                                 'sem_claim_session_all') THEN 3
-                  WHEN name IN ('sem_declare', 'sem_rate') THEN 2
-                  WHEN name IN ('sem_renew', 'sem_prune_history', 'sem_set_quota') THEN 1
+                  WHEN name IN ('sem_declare', 'sem_declare_bucket') THEN 2
+                  WHEN name IN ('sem_renew', 'sem_prune_history', 'sem_set_quota',
+                                'sem_declare_rate') THEN 1
                   ELSE 0 END
         FROM api_proc ORDER BY 1$$,
-    'the default arguments: sem_claim_all six, sem_claim five, the scoped claims and sem_bucket three, sem_declare and sem_rate two, sem_renew, sem_prune_history and sem_set_quota one');
+    'the default arguments: sem_claim_all six, sem_claim and sem_bucket five, sem_rate four, the scoped claims three, sem_declare and sem_declare_bucket two, sem_renew, sem_prune_history, sem_set_quota and sem_declare_rate one');
 SELECT is(pg_get_function_identity_arguments('public.sem_claim_all(text[],integer[],interval,interval,integer[],text,interval[])'::regprocedure),
           'names text[], ns integer[], timeout interval, wait interval, permits integer[], request_key text, pers interval[]',
           'sem_claim_all''s arguments are named names, ns, timeout, wait, permits, request_key, pers: the windows of rate members last');

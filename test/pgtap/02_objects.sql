@@ -148,8 +148,8 @@ SELECT table_privs_are('pgsem', 'declarations', 'pgtap_plain', ARRAY[]::text[],
 SELECT table_privs_are('pgsem', 'declarations', 'pg_database_owner', ARRAY['SELECT'],
                        'the database owner may read pgsem.declarations (pg_dump), not write it');
 SELECT columns_are('pgsem', 'declarations',
-    ARRAY['pattern', 'n', 'peak_n', 'max_lease', 'max_wait', 'owner', 'public_claims', 'grantees',
-          'declared_at', 'changed_at'],
+    ARRAY['pattern', 'n', 'peak_n', 'max_lease', 'max_wait', 'kind', 'per', 'burst', 'owner',
+          'public_claims', 'grantees', 'declared_at', 'changed_at'],
     'pgsem.declarations has the expected columns');
 SELECT trigger_is('pgsem', 'declarations', 'declarations_changed', 'pgsem',
                   'declarations_changed',
@@ -201,8 +201,8 @@ SELECT columns_are('public', 'sem_waiters',
           'permits'],
     'sem_waiters has the expected columns');
 SELECT columns_are('public', 'sem_declarations',
-    ARRAY['name', 'is_prefix', 'n', 'peak_n', 'max_lease', 'max_wait', 'owner', 'may_claim',
-          'declared_at', 'changed_at'],
+    ARRAY['name', 'is_prefix', 'kind', 'n', 'per', 'burst', 'peak_n', 'max_lease', 'max_wait',
+          'owner', 'may_claim', 'declared_at', 'changed_at'],
     'sem_declarations has the expected columns');
 SELECT columns_are('public', 'sem_quotas', ARRAY['role', 'max_claims', 'max_waiters', 'changed_at'],
     'sem_quotas has the expected columns');
@@ -261,8 +261,8 @@ SELECT results_eq(
         JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
         JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'pgsem'
        WHERE p.pronamespace = 'public'::regnamespace$$,
-    $$VALUES (34::bigint, true)$$,
-    'has_function_privilege: the ordinary role may execute all 34 pgsem API functions');
+    $$VALUES (36::bigint, true)$$,
+    'has_function_privilege: the ordinary role may execute all 36 pgsem API functions');
 SELECT is((SELECT count(*) FROM pg_proc p
              JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid
                              AND d.deptype = 'e'

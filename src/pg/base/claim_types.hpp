@@ -37,6 +37,12 @@ struct SlotRequest {
     // kLease: a rate limit's grant (sem_rate). Its lease is the window `per`, and nothing ends
     // it before that: each permit comes back exactly `per` after it was granted.
     bool rate;
+    // A rate grant whose per the name's declaration gives (sem_declare_rate): the caller left it
+    // out, and its lease is set from the declaration at each look (claim/declared_limits.hpp).
+    bool per_declared = false;
+    // A member of sem_claim_all with no per of its own: a rate grant (with the declared per) if
+    // its name is declared a sliding window, else a semaphore's lease.
+    bool rate_if_declared = false;
 };
 
 struct SlotGrant {

@@ -20,14 +20,11 @@ constexpr int64 kMutexPatience = 100 * core::kMicrosPerMilli;
 struct BucketCall {
     const char *function;
     const text *name;
-    BucketRule rule;
+    BucketRule asked;  // the caller's rule, 0 for what it left to the declaration
+    BucketRule rule;   // what the declaration makes of it, at the last look
     int32 permits;
     TimestampTz lock_deadline;  // the caller's lock_timeout (0: none)
 };
-
-BucketBounds bounds(const BucketCall &call) {
-    return BucketBounds{call.rule.n, call.rule.burst, call.rule.per};
-}
 
 // Takes the name's mutex, waiting until `deadline` (and kMutexPatience at least) for a grant in
 // flight; false when it did not get it by then.
@@ -55,7 +52,7 @@ BucketLook look_in_bucket(const BucketCall &call, TimestampTz deadline) {
 // First in line, the waiter looks, and sleeps until its request fits (or a pause ends); a pause
 // set or lifted, or a declaration changed, meanwhile wakes it (declarations_changed), and it
 // looks again under what the declaration says then.
-bool wait_in_line(const BucketCall &call, TimestampTz start, TimestampTz deadline) {
+bool wait_in_line(BucketCall &call, TimestampTz start, TimestampTz deadline) {
     const SlotRequest request{call.name,
                               call.rule.n,
                               call.rule.n,
@@ -71,7 +68,8 @@ bool wait_in_line(const BucketCall &call, TimestampTz start, TimestampTz deadlin
     bool granted = false;
     for (;;) {
         line_begin_look(&line);
-        reapply_bucket_declaration(call.function, call.name, bounds(call), start, &line.deadline);
+        call.rule = reapply_bucket_declaration(call.function, call.name, call.asked, call.permits,
+                                               start, &line.deadline);
         const BucketLook look = look_in_bucket(call, line.deadline);
         line_end_look(&line);
         granted = look.granted;
@@ -83,14 +81,15 @@ bool wait_in_line(const BucketCall &call, TimestampTz start, TimestampTz deadlin
 
 }  // namespace
 
-bool bucket_grant(const char *function, const text *name, const BucketRule &rule, int32 permits,
+bool bucket_grant(const char *function, const text *name, const BucketRule &asked, int32 permits,
                   int64 wait) {
     const TimestampTz start = GetCurrentTimestamp();
     require_primary(function, true);
-    const BucketCall call{function, name, rule, permits, lock_timeout_deadline(start)};
     // Before the transaction-block check, as the arguments' own checks are: what the caller asked
     // for is refused first.
-    apply_bucket_declaration(function, name, bounds(call), &wait);
+    BucketCall call{function, name,
+                    asked,    apply_bucket_declaration(function, name, asked, permits, &wait),
+                    permits,  lock_timeout_deadline(start)};
     require_outside_transaction_block(function);
     if (wait > 0) (void)registry_attach();
     bool granted = false;

@@ -1,7 +1,8 @@
 // Token buckets (sem_bucket): the grant protocol, the claim sequence's steps for a bucket.
 //   1. admit: primary and writable; what the name's declaration says (declared_limits.hpp: the
-//      right to claim, n and burst at most the declared n, per at most the declared maximum
-//      lease, the wait capped); outside a transaction block and a pipeline (admission.hpp);
+//      right to claim; a declared bucket's rule, or the caller's within a declared semaphore's
+//      n and maximum lease; the wait capped); outside a transaction block and a pipeline
+//      (admission.hpp);
 //   2. look: unless somebody waits in the name's line, under the name's bucket mutex, grant if
 //      the bucket has room now (store/buckets.hpp; core/token_bucket.hpp decides);
 //   3. wait in the name's line (waiting_line.hpp: FIFO, cancels, timeouts, sem_waiters), the
@@ -21,9 +22,10 @@
 
 namespace pgsem {
 
-// Grants `permits` of `name`'s bucket under `rule`, waiting up to `wait` microseconds; whether
-// it did. `function` names the SQL function in messages.
-bool bucket_grant(const char *function, const text *name, const BucketRule &rule, int32 permits,
+// Grants `permits` of `name`'s bucket under the rule `asked` (0 for what the caller left to the
+// name's declaration), waiting up to `wait` microseconds; whether it did. `function` names the
+// SQL function in messages.
+bool bucket_grant(const char *function, const text *name, const BucketRule &asked, int32 permits,
                   int64 wait);
 
 }  // namespace pgsem

@@ -370,8 +370,9 @@ void after_grant(const SlotRequest &request) {
 
 SlotGrant claim(const char *function, const SlotRequest &asked, int64 wait) {
     const TimestampTz start = GetCurrentTimestamp();
-    admit(function, asked);
     SlotRequest request = asked;
+    resolve_declared_rate(&request);
+    admit(function, request);
     SlotGrant grant{false, -1, 0, 0, 0};
     // A retry of a claim made with the same key answers with that claim (request_keys.hpp),
     // whatever the declaration says since: the claim is the caller's already.
@@ -410,16 +411,19 @@ SlotGrant claim(const char *function, const SlotRequest &asked, int64 wait) {
 
 void claim_all(const char *function, const SetRequest &asked, int64 wait, SetGrant *grant) {
     const TimestampTz start = GetCurrentTimestamp();
-    admit_set(function, asked);
-    grant->granted = false;
-    grant->claim_id = 0;
-    if (asked.members[0].request_key != nullptr && recall_keyed_set(asked, grant)) return;
+    // Members on names declared sliding windows are rate grants (declared_limits.hpp), which
+    // admission and a retry's recall must know.
     SlotRequest *members = static_cast<SlotRequest *>(palloc(sizeof(SlotRequest) * asked.count));
     for (int32 m = 0; m < asked.count; ++m) {
         members[m] = asked.members[m];
-        apply_declaration(function, &members[m], &wait);
+        resolve_declared_rate(&members[m]);
     }
     const SetRequest set{members, asked.count};
+    admit_set(function, set);
+    grant->granted = false;
+    grant->claim_id = 0;
+    if (members[0].request_key != nullptr && recall_keyed_set(set, grant)) return;
+    for (int32 m = 0; m < asked.count; ++m) apply_declaration(function, &members[m], &wait);
     const SlotRequest &first = set.members[0];
     if (first.kind != ClaimKind::kLease || wait > 0) (void)registry_attach();
     (void)release_epochs_attach();

@@ -54,23 +54,105 @@ void require_may_claim(const char *function, const Declaration &d, const text *n
                         errhint("Its owner gives it with sem_grant('%s', role).", d.pattern)));
 }
 
+// A declaration fixes what its names are: a semaphore's slots, a sliding window's or a token
+// bucket's permits. One name granted two ways would be granted twice its limit (a bucket's TAT
+// and a window's grants know nothing of each other; a lease shorter than the window gives its
+// slot back early), so a call of another kind is refused: 42809.
+const char *kind_words(DeclaredKind kind) {
+    switch (kind) {
+        case DeclaredKind::kWindow:
+            return "a sliding window rate limit";
+        case DeclaredKind::kBucket:
+            return "a token bucket";
+        default:
+            return "a semaphore";
+    }
+}
+
+const char *kind_hint(DeclaredKind kind) {
+    switch (kind) {
+        case DeclaredKind::kWindow:
+            return "Grant it with sem_rate(name), or as a member of sem_claim_all.";
+        case DeclaredKind::kBucket:
+            return "Grant it with sem_bucket(name).";
+        default:
+            return "Claim it with sem_claim(name) and friends.";
+    }
+}
+
+void refuse_kind(const char *function, const Declaration &d, const text *name) {
+    ereport(ERROR, (errcode(ERRCODE_WRONG_OBJECT_TYPE),
+                    errmsg("%s: \"%s\" is declared %s", function, text_to_cstring(name),
+                           kind_words(d.kind)),
+                    errdetail("Declaration \"%s\" makes its names %s, granted one way only.",
+                              d.pattern, kind_words(d.kind)),
+                    errhint("%s", kind_hint(d.kind))));
+}
+
+// A window's grant with no per of its own, on a name no sliding window is declared for.
+void require_per_given(const char *function, const text *name) {
+    ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+                    errmsg("%s: per must not be null: \"%s\" is not declared a sliding window",
+                           function, text_to_cstring(name)),
+                    errhint("Pass per, or declare it: sem_declare_rate(name, n, per).")));
+}
+
+// What the declaration's kind says of a claim: a semaphore's lease within the maximum; a
+// window's grant with the declared per (the caller's, if it gave one, must be that).
+void apply_kind(const char *function, const Declaration &d, SlotRequest *request) {
+    switch (d.kind) {
+        case DeclaredKind::kBucket:
+            refuse_kind(function, d, request->name);
+            break;
+        case DeclaredKind::kWindow:
+            if (!request->rate) refuse_kind(function, d, request->name);
+            if (request->per_declared) {
+                request->lease = d.per;
+            } else if (request->lease != d.per) {
+                ereport(ERROR,
+                        (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                         errmsg("%s: per %s is not the declared per of rate limit \"%s\"", function,
+                                interval_text(request->lease), text_to_cstring(request->name)),
+                         errdetail("Declaration \"%s\" says %d per %s: its names have that "
+                                   "window alone.",
+                                   d.pattern, d.n, interval_text(d.per)),
+                         errhint("Leave per out.")));
+            }
+            break;
+        case DeclaredKind::kSemaphore:
+            if (request->rate && request->per_declared) require_per_given(function, request->name);
+            if (request->kind == ClaimKind::kLease)
+                require_lease_within(function, d, request->name, request->lease,
+                                     "; a longer job renews its lease (sem_renew).");
+            break;
+    }
+}
+
 void apply(const char *function, const Declaration &d, SlotRequest *request) {
     require_may_claim(function, d, request->name);
+    apply_kind(function, d, request);
     request->n = request->asked_n != 0 ? Min(request->asked_n, d.n) : d.n;
     request->declared_n = d.n;
     request->peak_n = d.peak_n > d.n ? d.peak_n : 0;
-    if (request->kind == ClaimKind::kLease)
-        require_lease_within(function, d, request->name, request->lease,
-                             "; a longer job renews its lease (sem_renew).");
     require_valid_permits(function, false, request->permits, request->n);
 }
 
 }  // namespace
 
+void resolve_declared_rate(SlotRequest *request) {
+    if (request->kind != ClaimKind::kLease || !(request->per_declared || request->rate_if_declared))
+        return;
+    const Declaration *d = find_declaration(request->name);
+    if (d == nullptr || d->kind != DeclaredKind::kWindow) return;
+    if (!request->rate) request->rate = request->per_declared = true;
+    if (request->per_declared) request->lease = d->per;
+}
+
 void apply_declaration(const char *function, SlotRequest *request, int64 *wait) {
     const Declaration *d = find_declaration(request->name);
     if (d == nullptr) {
         require_undeclared_allowed(function, request->name);
+        if (request->rate && request->per_declared) require_per_given(function, request->name);
         if (request->asked_n == 0)
             ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
                             errmsg("%s: n must not be null: semaphore \"%s\" is not declared",
@@ -95,6 +177,7 @@ void reapply_declaration(const char *function, SlotRequest *request, TimestampTz
     const Declaration *d = find_declaration(request->name);
     if (d == nullptr) {
         require_undeclared_allowed(function, request->name);
+        if (request->rate && request->per_declared) require_per_given(function, request->name);
         // With no n of its own, it keeps the n it had.
         if (request->asked_n != 0) request->n = request->asked_n;
         request->declared_n = request->peak_n = 0;
@@ -107,11 +190,40 @@ void reapply_declaration(const char *function, SlotRequest *request, TimestampTz
 
 namespace {
 
-// A bucket's rule within a declaration: its n and burst at most the declared n, its per at most
-// the declared maximum lease (as a rate limit's window is bound), and the right to claim.
+// A token bucket's rule on an undeclared name, or one declared a semaphore: the caller's, which
+// must give n and per (burst: n).
+BucketRule callers_bucket_rule(const char *function, const text *name, const BucketRule &asked) {
+    const char *missing = asked.n == 0 ? "n" : asked.per == 0 ? "per" : nullptr;
+    if (missing != nullptr)
+        ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+                        errmsg("%s: %s must not be null: \"%s\" is not declared a token bucket",
+                               function, missing, text_to_cstring(name)),
+                        errhint("Pass n and per, or declare it: sem_declare_bucket(name, n, "
+                                "per).")));
+    return BucketRule{asked.n, asked.per, asked.burst != 0 ? asked.burst : asked.n};
+}
+
+// A declared bucket's rule is the only one its names are granted under: what the caller passes
+// must be it.
+void require_declared_rule(const char *function, const Declaration &d, const text *name,
+                           const BucketRule &asked) {
+    const bool same = (asked.n == 0 || asked.n == d.n) && (asked.per == 0 || asked.per == d.per) &&
+                      (asked.burst == 0 || asked.burst == d.burst);
+    if (!same)
+        ereport(ERROR,
+                (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                 errmsg("%s: the rule asked for is not the declared rule of token bucket \"%s\"",
+                        function, text_to_cstring(name)),
+                 errdetail("Declaration \"%s\" says %d per %s, up to %d at once: its names are "
+                           "granted under that rule alone.",
+                           d.pattern, d.n, interval_text(d.per), d.burst),
+                 errhint("Leave n, per and burst out.")));
+}
+
+// A caller's bucket rule on a name declared a semaphore: its n and burst at most the declared n,
+// its per at most the declared maximum lease (as a rate limit's window is bound).
 void require_bucket_within(const char *function, const Declaration &d, const text *name,
-                           const BucketBounds &bucket) {
-    require_may_claim(function, d, name);
+                           const BucketRule &bucket) {
     const struct {
         const char *what;
         int32 value;
@@ -128,28 +240,51 @@ void require_bucket_within(const char *function, const Declaration &d, const tex
     require_lease_within(function, d, name, bucket.per, ": a bucket's per is bound as a lease is.");
 }
 
-}  // namespace
-
-void apply_bucket_declaration(const char *function, const text *name, const BucketBounds &bucket,
-                              int64 *wait) {
-    const Declaration *d = find_declaration(name);
+// The rule a bucket grant is made under, at its first look and at every look while it waits.
+BucketRule bucket_rule(const char *function, const Declaration *d, const text *name,
+                       const BucketRule &asked, int32 permits) {
+    BucketRule rule{};
     if (d == nullptr) {
         require_undeclared_allowed(function, name);
-        return;
+        rule = callers_bucket_rule(function, name, asked);
+    } else {
+        require_may_claim(function, *d, name);
+        switch (d->kind) {
+            case DeclaredKind::kWindow:
+                refuse_kind(function, *d, name);
+                break;
+            case DeclaredKind::kBucket:
+                require_declared_rule(function, *d, name, asked);
+                rule = BucketRule{d->n, d->per, d->burst};
+                break;
+            case DeclaredKind::kSemaphore:
+                rule = callers_bucket_rule(function, name, asked);
+                require_bucket_within(function, *d, name, rule);
+                break;
+        }
     }
-    require_bucket_within(function, *d, name, bucket);
-    if (d->max_wait >= 0 && *wait > d->max_wait) *wait = d->max_wait;
+    require_valid_bucket_refill(function, rule.n, rule.per, rule.burst);
+    require_valid_bucket_permits(function, false, permits, rule.burst);
+    return rule;
 }
 
-void reapply_bucket_declaration(const char *function, const text *name, const BucketBounds &bucket,
-                                TimestampTz since, TimestampTz *deadline) {
+}  // namespace
+
+BucketRule apply_bucket_declaration(const char *function, const text *name, const BucketRule &asked,
+                                    int32 permits, int64 *wait) {
     const Declaration *d = find_declaration(name);
-    if (d == nullptr) {
-        require_undeclared_allowed(function, name);
-        return;
-    }
-    require_bucket_within(function, *d, name, bucket);
-    if (d->max_wait >= 0) *deadline = Min(*deadline, since + d->max_wait);
+    const BucketRule rule = bucket_rule(function, d, name, asked, permits);
+    if (d != nullptr && d->max_wait >= 0 && *wait > d->max_wait) *wait = d->max_wait;
+    return rule;
+}
+
+BucketRule reapply_bucket_declaration(const char *function, const text *name,
+                                      const BucketRule &asked, int32 permits, TimestampTz since,
+                                      TimestampTz *deadline) {
+    const Declaration *d = find_declaration(name);
+    const BucketRule rule = bucket_rule(function, d, name, asked, permits);
+    if (d != nullptr && d->max_wait >= 0) *deadline = Min(*deadline, since + d->max_wait);
+    return rule;
 }
 
 void require_right_to_claim(const char *function, const text *name) {

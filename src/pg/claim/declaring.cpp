@@ -1,5 +1,4 @@
 #include "pg/claim/declaring.hpp"
-#include "pg/store/declarations.hpp"
 
 namespace pgsem {
 
@@ -25,10 +24,10 @@ constexpr int kMaxDeclarations = 10000;
 // A new declaration takes its names from everyone: from the roles that claim them undeclared, and
 // from the owner of the prefix they fall under now, whose n, maxima and grants would no longer
 // govern them. The first is the database owner's right; the second only that owner's.
-void require_may_declare(const text *pattern) {
+void require_may_declare(const char *function, const text *pattern) {
     if (!has_privs_of_role(GetUserId(), ROLE_PG_DATABASE_OWNER))
         ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-                        errmsg("sem_declare(): permission denied to declare \"%s\"",
+                        errmsg("%s: permission denied to declare \"%s\"", function,
                                text_to_cstring(pattern)),
                         errdetail("A declaration takes a name from every other role: only the "
                                   "database's owner (pg_database_owner) and superusers make "
@@ -38,36 +37,36 @@ void require_may_declare(const text *pattern) {
         ereport(
             ERROR,
             (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-             errmsg("sem_declare(): permission denied to declare \"%s\"", text_to_cstring(pattern)),
+             errmsg("%s: permission denied to declare \"%s\"", function, text_to_cstring(pattern)),
              errdetail("Its names fall under declaration \"%s\" of role \"%s\", which a new "
                        "declaration would take them from.",
                        covering->pattern, role_name(covering->owner)),
              errhint("That role (or a superuser) declares it.")));
     if (declarations_count() >= kMaxDeclarations)
-        ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-                        errmsg("sem_declare(): a database keeps at most %d declarations",
-                               kMaxDeclarations),
-                        errhint("Declare a prefix (\"tenant:*\") for names that share limits.")));
+        ereport(ERROR,
+                (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+                 errmsg("%s: a database keeps at most %d declarations", function, kMaxDeclarations),
+                 errhint("Declare a prefix (\"tenant:*\") for names that share limits.")));
 }
 
 }  // namespace
 
-void declare(const text *pattern, int32 n, const Interval *max_lease, const Interval *max_wait) {
+void declare(const char *function, const text *pattern, const DeclaredLimits &limits) {
     // Twice at most: the second time, the row a concurrent declaration committed is there (or
     // the snapshot of a repeatable-read transaction cannot see it, and the insert raised 40001).
     for (int attempt = 0;; ++attempt) {
         Declaration found{};
         if (declarations_lock(pattern, &found)) {
-            require_owner("sem_declare()", found);
-            declarations_update(pattern, n, max_lease, max_wait);
+            require_owner(function, found);
+            declarations_update(pattern, limits);
             return;
         }
-        require_may_declare(pattern);
-        if (declarations_insert(pattern, n, max_lease, max_wait, GetUserId())) return;
+        require_may_declare(function, pattern);
+        if (declarations_insert(pattern, limits, GetUserId())) return;
         // A concurrent call declared it first, and has committed: change it, as its owner.
         if (attempt > 0)
             ereport(ERROR, (errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
-                            errmsg("sem_declare(): \"%s\" was declared concurrently",
+                            errmsg("%s: \"%s\" was declared concurrently", function,
                                    text_to_cstring(pattern)),
                             errhint("Call it again.")));
     }

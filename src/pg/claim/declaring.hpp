@@ -7,12 +7,13 @@
 // tells every backend, and wakes the first waiters, once the transaction commits.
 #pragma once
 
-#include "pg/base/postgres_api.hpp"
+#include "pg/store/declarations.hpp"
 
 namespace pgsem {
 
-// Declares `pattern` or changes its limits (NULL maxima: none).
-void declare(const text *pattern, int32 n, const Interval *max_lease, const Interval *max_wait);
+// Declares `pattern` or changes its limits (NULL maxima: none), a semaphore or a rate limit as
+// `limits` says; `function` (sem_declare(), sem_declare_rate(), ...) names it in messages.
+void declare(const char *function, const text *pattern, const DeclaredLimits &limits);
 // False when `pattern` is not declared.
 bool undeclare(const text *pattern);
 // Gives (`granted`) or takes the right to claim names under `pattern` to `grantee`, InvalidOid

@@ -1,8 +1,9 @@
-// SQL glue for declared semaphores (1.2): sem_declare, sem_undeclare, sem_grant, sem_revoke,
-// sem_grant_public, sem_revoke_public, and the trigger that tells every backend of a change.
+// SQL glue for declared semaphores and rate limits (1.2): sem_declare, sem_declare_rate,
+// sem_declare_bucket, sem_undeclare, sem_grant, sem_revoke, sem_grant_public, sem_revoke_public,
+// and the trigger that tells every backend of a change.
 // Argument checks and conversions only; who may do what is claim/declaring.hpp's, what a
 // declaration does to a claim claim/declared_limits.hpp's. None is STRICT: NULLs are errors, but
-// the maxima of sem_declare (NULL: none).
+// the maxima (NULL: none) and a bucket's burst (NULL: n).
 #include "pg/base/argument_checks.hpp"
 #include "pg/base/boundary.hpp"
 #include "pg/claim/declaring.hpp"
@@ -32,6 +33,29 @@ Oid grantee_argument(FunctionCallInfo fcinfo, const char *function, bool granted
     return grantee;
 }
 
+// A maximum wait: NULL is none.
+const Interval *max_wait_argument(FunctionCallInfo fcinfo, int arg, const char *function) {
+    const Interval *max_wait = PG_ARGISNULL(arg) ? nullptr : PG_GETARG_INTERVAL_P(arg);
+    if (max_wait != nullptr) (void)pgsem::require_valid_wait(function, false, max_wait, "max_wait");
+    return max_wait;
+}
+
+// (name text, n integer, per interval): a rate limit's first three arguments, checked as
+// sem_rate and sem_bucket check theirs.
+pgsem::DeclaredLimits rate_arguments(FunctionCallInfo fcinfo, const char *function,
+                                     pgsem::DeclaredKind kind) {
+    pgsem::DeclaredLimits limits{};
+    limits.kind = kind;
+    limits.n = PG_ARGISNULL(1) ? 0 : PG_GETARG_INT32(1);
+    pgsem::require_valid_n(function, PG_ARGISNULL(1), limits.n);
+    limits.per = PG_ARGISNULL(2) ? nullptr : PG_GETARG_INTERVAL_P(2);
+    (void)pgsem::require_valid_window(function, PG_ARGISNULL(2), limits.per, "per",
+                                      kind == pgsem::DeclaredKind::kBucket
+                                          ? pgsem::RateKind::kTokenBucket
+                                          : pgsem::RateKind::kSlidingWindow);
+    return limits;
+}
+
 Datum set_right(FunctionCallInfo fcinfo, const char *function, bool to_public, bool granted) {
     const text *pattern = pattern_argument(fcinfo, function);
     const Oid grantee = to_public ? InvalidOid : grantee_argument(fcinfo, function, granted);
@@ -51,10 +75,37 @@ PGSEM_SQL_FUNCTION(pgsem_sem_declare) {
     const Interval *max_lease = PG_ARGISNULL(2) ? nullptr : PG_GETARG_INTERVAL_P(2);
     if (max_lease != nullptr)
         (void)pgsem::require_valid_lease(kFunction, false, max_lease, "max_lease");
-    const Interval *max_wait = PG_ARGISNULL(3) ? nullptr : PG_GETARG_INTERVAL_P(3);
-    if (max_wait != nullptr)
-        (void)pgsem::require_valid_wait(kFunction, false, max_wait, "max_wait");
-    pgsem::declare(pattern, n, max_lease, max_wait);
+    const Interval *max_wait = max_wait_argument(fcinfo, 3, kFunction);
+    pgsem::declare(
+        kFunction, pattern,
+        pgsem::DeclaredLimits{n, max_lease, max_wait, pgsem::DeclaredKind::kSemaphore, nullptr, 0});
+    PG_RETURN_VOID();
+}
+
+// sem_declare_rate(name text, n integer, per interval, max_wait interval DEFAULT NULL) -> void:
+// a sliding window (sem_rate) of at most n permits in any window of length per.
+PGSEM_SQL_FUNCTION(pgsem_sem_declare_rate) {
+    constexpr const char *kFunction = "sem_declare_rate()";
+    const text *pattern = pattern_argument(fcinfo, kFunction);
+    pgsem::DeclaredLimits limits = rate_arguments(fcinfo, kFunction, pgsem::DeclaredKind::kWindow);
+    limits.max_wait = max_wait_argument(fcinfo, 3, kFunction);
+    pgsem::declare(kFunction, pattern, limits);
+    PG_RETURN_VOID();
+}
+
+// sem_declare_bucket(name text, n integer, per interval, burst integer DEFAULT NULL,
+//                    max_wait interval DEFAULT NULL) -> void: a token bucket (sem_bucket) of n
+// permits per per, up to burst (NULL: n) at once.
+PGSEM_SQL_FUNCTION(pgsem_sem_declare_bucket) {
+    constexpr const char *kFunction = "sem_declare_bucket()";
+    const text *pattern = pattern_argument(fcinfo, kFunction);
+    pgsem::DeclaredLimits limits = rate_arguments(fcinfo, kFunction, pgsem::DeclaredKind::kBucket);
+    limits.burst = pgsem::require_valid_burst(kFunction, PG_ARGISNULL(3),
+                                              PG_ARGISNULL(3) ? 0 : PG_GETARG_INT32(3), limits.n);
+    pgsem::require_valid_bucket_refill(kFunction, limits.n, pgsem::interval_micros(limits.per),
+                                       limits.burst);
+    limits.max_wait = max_wait_argument(fcinfo, 4, kFunction);
+    pgsem::declare(kFunction, pattern, limits);
     PG_RETURN_VOID();
 }
 

@@ -131,6 +131,8 @@ ParsedSet parse_set(FunctionCallInfo fcinfo, const char *function, pgsem::ClaimK
                                             0,
                                             0,
                                             per_given(pers, i)};
+        // With no per, a lease member is a rate grant if its name is declared a sliding window.
+        set.members[m].rate_if_declared = kind == pgsem::ClaimKind::kLease && !per_given(pers, i);
     }
     return set;
 }

@@ -28,15 +28,29 @@ ConfigCopy cache = {kTable, "pgsem declarations", load_copy, false, InvalidOid, 
 
 // Column numbers by name (config_tables.hpp says why).
 struct Columns {
-    AttrNumber pattern, n, peak_n, max_lease, max_wait, owner, public_claims, grantees;
+    AttrNumber pattern, n, peak_n, max_lease, max_wait, kind, per, burst, owner, public_claims,
+        grantees;
 };
 
 Columns columns(TupleDesc desc) {
     return Columns{
-        config_column(desc, kTable, "pattern"),       config_column(desc, kTable, "n"),
-        config_column(desc, kTable, "peak_n"),        config_column(desc, kTable, "max_lease"),
-        config_column(desc, kTable, "max_wait"),      config_column(desc, kTable, "owner"),
-        config_column(desc, kTable, "public_claims"), config_column(desc, kTable, "grantees")};
+        config_column(desc, kTable, "pattern"),  config_column(desc, kTable, "n"),
+        config_column(desc, kTable, "peak_n"),   config_column(desc, kTable, "max_lease"),
+        config_column(desc, kTable, "max_wait"), config_column(desc, kTable, "kind"),
+        config_column(desc, kTable, "per"),      config_column(desc, kTable, "burst"),
+        config_column(desc, kTable, "owner"),    config_column(desc, kTable, "public_claims"),
+        config_column(desc, kTable, "grantees")};
+}
+
+// The table's words for the kinds (its CHECK allows these three).
+constexpr const char *kKindWords[] = {"semaphore", "window", "bucket"};
+
+DeclaredKind kind_from_text(const char *word) {
+    for (int k = 0; k < 3; ++k)
+        if (strcmp(word, kKindWords[k]) == 0) return static_cast<DeclaredKind>(k);
+    ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED),
+                    errmsg("pgsem.declarations holds an unknown kind \"%s\"", word)));
+    pg_unreachable();
 }
 
 // What the declaration keeps goes into `keep`; what reading it takes (a detoasted array, its
@@ -53,6 +67,11 @@ void read_declaration(HeapTuple tuple, TupleDesc desc, const Columns &cols, Memo
     d->max_lease = isnull ? 0 : interval_micros(DatumGetIntervalP(v));
     v = heap_getattr(tuple, cols.max_wait, desc, &isnull);
     d->max_wait = isnull ? -1 : interval_micros(DatumGetIntervalP(v));
+    d->kind = kind_from_text(TextDatumGetCString(heap_getattr(tuple, cols.kind, desc, &isnull)));
+    v = heap_getattr(tuple, cols.per, desc, &isnull);
+    d->per = isnull ? 0 : interval_micros(DatumGetIntervalP(v));
+    v = heap_getattr(tuple, cols.burst, desc, &isnull);
+    d->burst = isnull ? 0 : DatumGetInt32(v);
     d->owner = DatumGetObjectId(heap_getattr(tuple, cols.owner, desc, &isnull));
     d->public_claims = DatumGetBool(heap_getattr(tuple, cols.public_claims, desc, &isnull));
     v = heap_getattr(tuple, cols.grantees, desc, &isnull);
@@ -183,7 +202,8 @@ bool declarations_lock(const text *pattern, Declaration *found) {
     Oid types[] = {TEXTOID};
     Datum values[] = {PointerGetDatum(pattern)};
     const int rows = owner_write_run(
-        "SELECT pattern, n, peak_n, max_lease, max_wait, owner, public_claims, grantees"
+        "SELECT pattern, n, peak_n, max_lease, max_wait, kind, per, burst, owner,"
+        "       public_claims, grantees"
         "  FROM pgsem.declarations WHERE pattern OPERATOR(pg_catalog.=) $1 FOR UPDATE",
         1, types, values, nullptr, SPI_OK_SELECT);
     if (rows > 0) {
@@ -205,41 +225,62 @@ bool declarations_lock(const text *pattern, Declaration *found) {
     "     OR (pg_catalog.right($1, 1) OPERATOR(pg_catalog.=) '*'"            \
     "         AND pg_catalog.starts_with(h.name, pg_catalog.left($1, -1))))"
 
-bool declarations_insert(const text *pattern, int32 n, const Interval *max_lease,
-                         const Interval *max_wait, Oid owner) {
+namespace {
+
+// The parameters of a write of `limits`: $1 the pattern, $2 n, $3 max_lease, $4 max_wait,
+// $5 kind, $6 per, $7 burst (NULLs as the limits have them).
+struct LimitParams {
+    Oid types[8];
+    Datum values[8];
+    char nulls[9];
+};
+
+LimitParams limit_params(const text *pattern, const DeclaredLimits &limits) {
+    LimitParams p{
+        {TEXTOID, INT4OID, INTERVALOID, INTERVALOID, TEXTOID, INTERVALOID, INT4OID, OIDOID},
+        {},
+        "        "};
+    p.values[0] = PointerGetDatum(pattern);
+    p.values[1] = Int32GetDatum(limits.n);
+    p.values[2] = interval_or_null(limits.max_lease, &p.nulls[2]);
+    p.values[3] = interval_or_null(limits.max_wait, &p.nulls[3]);
+    p.values[4] = CStringGetTextDatum(kKindWords[static_cast<int>(limits.kind)]);
+    p.values[5] = interval_or_null(limits.per, &p.nulls[5]);
+    p.values[6] = Int32GetDatum(limits.burst);
+    p.nulls[6] = limits.burst == 0 ? 'n' : ' ';
+    return p;
+}
+
+}  // namespace
+
+bool declarations_insert(const text *pattern, const DeclaredLimits &limits, Oid owner) {
     const OwnerWrite as = begin_owner_write(kTable, "pgsem 1.2");
-    Oid types[] = {TEXTOID, INT4OID, INTERVALOID, INTERVALOID, OIDOID};
-    char nulls[] = "     ";
-    Datum values[] = {PointerGetDatum(pattern), Int32GetDatum(n),
-                      interval_or_null(max_lease, &nulls[2]), interval_or_null(max_wait, &nulls[3]),
-                      ObjectIdGetDatum(owner)};
+    LimitParams p = limit_params(pattern, limits);
+    p.values[7] = ObjectIdGetDatum(owner);
     const int rows = owner_write_run(
-        "INSERT INTO pgsem.declarations (pattern, n, peak_n, max_lease, max_wait, owner)"
+        "INSERT INTO pgsem.declarations"
+        "       (pattern, n, peak_n, max_lease, max_wait, kind, per, burst, owner)"
         " VALUES ($1, $2, NULLIF(GREATEST($2, " PGSEM_HELD_TOP
         "), $2),"
-        "         $3, $4, $5::pg_catalog.regrole)"
+        "         $3, $4, $5, $6, $7, $8::pg_catalog.regrole)"
         " ON CONFLICT (pattern) DO NOTHING",
-        5, types, values, nulls, SPI_OK_INSERT);
+        8, p.types, p.values, p.nulls, SPI_OK_INSERT);
     end_owner_write(as);
     return rows > 0;
 }
 
-void declarations_update(const text *pattern, int32 n, const Interval *max_lease,
-                         const Interval *max_wait) {
+void declarations_update(const text *pattern, const DeclaredLimits &limits) {
     const OwnerWrite as = begin_owner_write(kTable, "pgsem 1.2");
-    Oid types[] = {TEXTOID, INT4OID, INTERVALOID, INTERVALOID};
-    char nulls[] = "    ";
-    Datum values[] = {PointerGetDatum(pattern), Int32GetDatum(n),
-                      interval_or_null(max_lease, &nulls[2]),
-                      interval_or_null(max_wait, &nulls[3])};
+    LimitParams p = limit_params(pattern, limits);
     owner_write_run(
         "UPDATE pgsem.declarations d SET n = $2, max_lease = $3, max_wait = $4,"
+        "     kind = $5, per = $6, burst = $7,"
         "     peak_n = NULLIF(GREATEST($2, " PGSEM_HELD_TOP
         ","
         "         CASE WHEN $2 OPERATOR(pg_catalog.<) d.n THEN GREATEST(d.n, d.peak_n) END), $2),"
         "     changed_at = pg_catalog.now()"
         " WHERE pattern OPERATOR(pg_catalog.=) $1",
-        4, types, values, nulls, SPI_OK_UPDATE);
+        7, p.types, p.values, p.nulls, SPI_OK_UPDATE);
     end_owner_write(as);
 }
 

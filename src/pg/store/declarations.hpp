@@ -14,6 +14,10 @@
 
 namespace pgsem {
 
+// What a declaration declares: a semaphore of n slots, or a rate limit of n permits per `per`,
+// counted in a sliding window (sem_rate) or a token bucket holding up to `burst` (sem_bucket).
+enum class DeclaredKind : unsigned char { kSemaphore, kWindow, kBucket };
+
 struct Declaration {
     const char *pattern;  // as declared ("payments-api", "tenant:*"), NUL-terminated
     int32 n;
@@ -22,6 +26,9 @@ struct Declaration {
     int32 peak_n;
     int64 max_lease;  // microseconds; 0: no maximum
     int64 max_wait;   // microseconds; -1: no maximum
+    DeclaredKind kind;
+    int64 per;    // microseconds, for a rate limit; 0 for a semaphore
+    int32 burst;  // for a token bucket; 0 otherwise
     Oid owner;
     bool public_claims;  // PUBLIC may claim
     int grantee_count;
@@ -44,6 +51,17 @@ int declarations_count();
 // transaction commits.
 void declarations_changed(Oid relid);
 
+// A declaration's limits as its function gives them: NULL maxima are none; per and burst as
+// Declaration has them (the kind says which apply).
+struct DeclaredLimits {
+    int32 n;
+    const Interval *max_lease;
+    const Interval *max_wait;
+    DeclaredKind kind;
+    const Interval *per;
+    int32 burst;
+};
+
 // ---- writes, as the table's owner (the caller checked the right to make them) ---------------
 
 // The declaration of exactly `pattern`, its row locked until the transaction ends; false if none.
@@ -52,10 +70,8 @@ bool declarations_lock(const text *pattern, Declaration *found);
 // peak_n from the slots held now under the pattern, and a lowering keeps the n it lowers from:
 // its holders' claims are in flight or live above the new n. Insert returns false when a
 // concurrent one made the declaration first.
-bool declarations_insert(const text *pattern, int32 n, const Interval *max_lease,
-                         const Interval *max_wait, Oid owner);
-void declarations_update(const text *pattern, int32 n, const Interval *max_lease,
-                         const Interval *max_wait);
+bool declarations_insert(const text *pattern, const DeclaredLimits &limits, Oid owner);
+void declarations_update(const text *pattern, const DeclaredLimits &limits);
 // Removes the declaration of `pattern`; its names fall under `covering` (a prefix declaration, or
 // nullptr), whose peak_n then counts their holders and the n they had. False if none.
 bool declarations_delete(const text *pattern, const char *covering);
