@@ -33,7 +33,19 @@ BEGIN;
 SELECT sem_rate('r tx', 1, '1 hour') AS in_a_block;
 ROLLBACK;
 SELECT sem_rate('r tx', 1, '1 hour') AS alone \; SELECT 1 AS then_another;
+-- Nor in a DO block or a procedure (CALL), at any depth of the code they call, which may ROLLBACK
+-- after the grant answered; sem_bucket the same.
+DO $$ BEGIN RAISE NOTICE 'granted %', sem_rate('r tx', 1, '1 hour'); ROLLBACK; END $$;
+CREATE FUNCTION r_take() RETURNS boolean LANGUAGE plpgsql
+    AS $$ BEGIN RETURN sem_bucket('r tx bucket', 1, '1 hour'); END $$;
+CREATE PROCEDURE r_proc() LANGUAGE plpgsql AS $$ BEGIN PERFORM r_take(); END $$;
+CALL r_proc();
 SELECT count(*) AS nothing_granted FROM sem_holders WHERE name = 'r tx';
+SELECT count(*) AS no_bucket FROM pgsem.buckets WHERE name = 'r tx bucket';
+-- A function called by a statement of its own is not a procedure: it grants.
+SELECT r_take() AS from_a_function;
+DROP PROCEDURE r_proc();
+DROP FUNCTION r_take();
 
 -- n grants in a window, then refusals; each grant is held for per.
 SELECT sem_rate('r one', 3, '1 hour') AS first,

@@ -99,6 +99,21 @@ SELECT sem_rate('dr tenant:1');
 SELECT sem_rate('dr tenant:1', per => '1 hour') AS with_its_own_per;
 SELECT name, kind, n, per FROM sem_declarations WHERE name = 'dr tenant:*';
 
+-- A name granted as a window and then as a bucket (or the other way) would be granted twice its
+-- limit: neither counts the other's grants. So a declaration of the other rate kind waits until
+-- the grants in force have passed (55006), and so does removing an exact declaration whose names
+-- would fall under a prefix of the other kind; a semaphore counts every holder, and may be
+-- declared over either.
+SELECT try($$SELECT sem_declare_bucket('dr w', 3, '1 minute')$$) AS window_to_bucket,
+       try($$SELECT sem_declare_rate('dr b', 2, '1 hour')$$) AS bucket_to_window;
+SELECT try($$SELECT sem_declare_bucket('dr tenant:*', 3, '1 hour')$$) AS prefix_to_bucket;
+SELECT sem_declare_rate('dr px:*', 1, '1 hour');
+SELECT sem_declare_bucket('dr px:a', 1, '1 hour');
+SELECT sem_bucket('dr px:a') AS bucket_granted;
+SELECT try($$SELECT sem_undeclare('dr px:a')$$) AS undeclare_under_a_window;
+SELECT sem_declare('dr w', 3) AS window_to_semaphore;
+SELECT name, kind FROM sem_declarations WHERE name IN ('dr w', 'dr b', 'dr px:a') ORDER BY name;
+
 -- Privileges: only the database's owner declares; a role not granted the limit is refused
 -- (42501), also when it names the rule in full; once granted, it names only the limit.
 CREATE ROLE regress_dr_app;

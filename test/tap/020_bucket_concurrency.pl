@@ -97,6 +97,28 @@ is( query(q{SELECT sem_bucket('tap-held', 100, '1 second', wait => '300 millisec
 finish($holder);
 is(query(q{SELECT sem_bucket('tap-held', 100, '1 second')}), 't', 'granted once the holder ended');
 
+# A grant that makes a new row removes idle rows (full for an hour) just after it in name order,
+# each under its mutex -- as its transaction commits, not during its statement: a statement that
+# goes on after its grant holds no idle name's mutex meanwhile, and a grant there goes through.
+my $idle_row = q{INSERT INTO pgsem.buckets VALUES ('%s', now() - interval '2 hours', 1,
+                 '1 second', 1, now() - interval '2 hours')};
+query(sprintf($idle_row, 'tap-prune-b'));
+start($holder, q{SELECT sem_bucket('tap-prune-a', 100, '1 second'), pg_sleep(3)});
+$node->poll_query_until('postgres', q{
+    SELECT count(*) = 1 FROM pg_locks
+     WHERE locktype = 'advisory' AND objsubid = 20546 AND granted AND pid <> pg_backend_pid()})
+  or die 'the holder did not take the bucket mutex';
+is( query(q{SELECT sem_bucket('tap-prune-b', 100, '1 second'),
+                   clock_timestamp() - now() < interval '1 second'}),
+	't|t', 'an idle name next to a new row is granted while the new row\'s statement goes on');
+finish($holder);
+is(query(q{SELECT count(*) FROM pgsem.buckets WHERE name LIKE 'tap-prune-_'}), '2',
+	'both rows stay: the idle one was granted before the commit pruned');
+query(sprintf($idle_row, 'tap-prune-d'));
+is(query(q{SELECT sem_bucket('tap-prune-c', 100, '1 second')}), 't', 'a new row');
+is(query(q{SELECT string_agg(name, ',' ORDER BY name) FROM pgsem.buckets WHERE name LIKE 'tap-prune-_'}),
+	'tap-prune-a,tap-prune-b,tap-prune-c', 'its commit removed the idle row after it');
+
 # A revoke while a role's call waits in a declared bucket's line refuses it at its next look (the
 # change wakes it), as it refuses a semaphore waiter: 42501, long before its wait is over.
 query(q{CREATE ROLE tap_bucket_user});

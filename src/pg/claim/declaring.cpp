@@ -49,6 +49,25 @@ void require_may_declare(const char *function, const text *pattern) {
                  errhint("Declare a prefix (\"tenant:*\") for names that share limits.")));
 }
 
+// A name granted as a sliding window and then as a token bucket (or the other way) would be
+// granted up to twice its limit: neither kind counts the other's grants. So a declaration that
+// makes names a rate limit of one kind waits until the state of the other has passed: 55006.
+void require_no_other_rate_in_force(const char *function, const text *pattern, DeclaredKind kind) {
+    if (kind == DeclaredKind::kSemaphore) return;  // a semaphore counts every holder of a slot
+    char *name = nullptr;
+    TimestampTz until = 0;
+    if (!declarations_other_rate_in_force(pattern, kind, &name, &until)) return;
+    const bool bucket = kind == DeclaredKind::kBucket;
+    ereport(ERROR,
+            (errcode(ERRCODE_OBJECT_IN_USE),
+             errmsg("%s: \"%s\" has %s in force", function, name,
+                    bucket ? "grants of a sliding window" : "a token bucket's grants"),
+             errdetail("A %s counts nothing of them: its names would be granted up to twice "
+                       "their limit. They have all passed at %s.",
+                       bucket ? "token bucket" : "sliding window", timestamptz_to_str(until)),
+             errhint("Declare it again then, or use another name.")));
+}
+
 }  // namespace
 
 void declare(const char *function, const text *pattern, const DeclaredLimits &limits) {
@@ -58,10 +77,12 @@ void declare(const char *function, const text *pattern, const DeclaredLimits &li
         Declaration found{};
         if (declarations_lock(pattern, &found)) {
             require_owner(function, found);
+            require_no_other_rate_in_force(function, pattern, limits.kind);
             declarations_update(pattern, limits);
             return;
         }
         require_may_declare(function, pattern);
+        require_no_other_rate_in_force(function, pattern, limits.kind);
         if (declarations_insert(pattern, limits, GetUserId())) return;
         // A concurrent call declared it first, and has committed: change it, as its owner.
         if (attempt > 0)
@@ -76,8 +97,15 @@ bool undeclare(const text *pattern) {
     Declaration found{};
     if (!declarations_lock(pattern, &found)) return false;
     require_owner("sem_undeclare()", found);
+    // The covering prefix's pattern and kind are copied: the checks below read tables, and a
+    // change committed meanwhile drops the copy they live in.
     const Declaration *covering = find_covering_prefix(pattern);
-    return declarations_delete(pattern, covering != nullptr ? pstrdup(covering->pattern) : nullptr);
+    const char *covering_pattern = covering != nullptr ? pstrdup(covering->pattern) : nullptr;
+    const DeclaredKind covering_kind = covering != nullptr ? covering->kind : found.kind;
+    // Its names fall under the covering prefix, and become what it declares.
+    if (covering_kind != found.kind)
+        require_no_other_rate_in_force("sem_undeclare()", pattern, covering_kind);
+    return declarations_delete(pattern, covering_pattern);
 }
 
 void set_claim_right(const char *function, const text *pattern, Oid grantee, bool granted) {

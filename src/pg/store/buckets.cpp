@@ -16,6 +16,12 @@ constexpr const char *kTable = "buckets";
 constexpr int kPruneBatch = 16;
 constexpr int64 kIdleMicros = USECS_PER_HOUR;
 
+// The first new row of this transaction, whose neighbours are pruned just before it commits
+// (buckets_prune_before_commit): the idle names' mutexes are then held for the commit alone, not
+// for whatever the grant's statement does after it. nullptr: none.
+text *prune_after = nullptr;
+TimestampTz prune_now = 0;
+
 // The table, its primary key (name) and its columns, open for one grant. The columns are found
 // by name, as the configuration tables' are (a later release may append some).
 struct BucketTable {
@@ -156,7 +162,8 @@ void write_row(const BucketTable &table, const text *name, const BucketRow &row,
 
 // Idle rows (full for an hour) among the kPruneBatch names after `name`, wrapping to the first
 // names; removed each under its mutex, taken only if free (a grant at it is no idle row), and
-// read again under it.
+// read again under it. The mutexes are held until the commit, which comes next: a row deleted
+// by a transaction in flight must not be read and updated by a grant.
 void prune_near(const BucketTable &table, const text *name, TimestampTz now) {
     const TimestampTz idle_before = now - kIdleMicros;
     text *idle[kPruneBatch];
@@ -193,10 +200,27 @@ BucketLook buckets_try_grant(const text *name, const BucketRule &rule, int32 per
         core::bucket_decide(now, row.found ? row.tat : 0, interval, rule.burst, permits));
     if (decision.granted) {
         write_row(table, name, row, decision.tat, rule, now);
-        if (!row.found) prune_near(table, name, now);
+        if (!row.found && prune_after == nullptr) {
+            prune_after =
+                static_cast<text *>(MemoryContextAlloc(TopTransactionContext, VARSIZE_ANY(name)));
+            memcpy(prune_after, name, VARSIZE_ANY(name));
+            prune_now = now;
+        }
     }
     close_buckets(table);
     return BucketLook{decision.granted, decision.granted ? 0 : decision.fits_at};
+}
+
+void buckets_prune_before_commit() {
+    if (prune_after == nullptr) return;
+    const BucketTable table = open_buckets();
+    prune_near(table, prune_after, prune_now);
+    close_buckets(table);
+    prune_after = nullptr;
+}
+
+void buckets_prune_forget() {
+    prune_after = nullptr;  // in TopTransactionContext, gone with the transaction
 }
 
 }  // namespace pgsem

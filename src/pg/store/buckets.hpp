@@ -26,8 +26,14 @@ struct BucketLook {
 // Under the name's bucket mutex: grants `permits` at `now` if they fit, storing the bucket's new
 // TAT. A row whose TAT passed an hour ago is a full bucket, the same as no row: a grant that
 // makes a new row removes such rows among the next few in name order, each under its own mutex
-// (taken only if free).
+// (taken only if free), as its transaction commits (buckets_prune_before_commit).
 BucketLook buckets_try_grant(const text *name, const BucketRule &rule, int32 permits,
                              TimestampTz now);
+
+// At PRE_COMMIT of a transaction that made a new row: removes the idle rows near it, each under
+// its mutex, which the commit then lets go of at once. And at the transaction's end, commit or
+// abort: forgets it.
+void buckets_prune_before_commit();
+void buckets_prune_forget();
 
 }  // namespace pgsem

@@ -313,6 +313,37 @@ bool declarations_delete(const text *pattern, const char *covering) {
 
 #undef PGSEM_HELD_TOP
 
+bool declarations_other_rate_in_force(const text *pattern, DeclaredKind kind, char **name,
+                                      TimestampTz *until) {
+    const MemoryContext caller = CurrentMemoryContext;  // *name is the caller's, not SPI's
+    const OwnerWrite as = begin_owner_write(kTable, "pgsem 1.2");
+    Oid types[] = {TEXTOID};
+    Datum values[] = {PointerGetDatum(pattern)};
+#define PGSEM_UNDER_PATTERN                                    \
+    " (name OPERATOR(pg_catalog.=) $1"                         \
+    "  OR (pg_catalog.right($1, 1) OPERATOR(pg_catalog.=) '*'" \
+    "      AND pg_catalog.starts_with(name, pg_catalog.left($1, -1))))"
+    // A bucket would not count a window's grants; a window would not count a bucket's TAT.
+    const char *sql =
+        kind == DeclaredKind::kBucket
+            ? "SELECT pg_catalog.min(name), pg_catalog.max(expires_at) FROM pgsem.claims"
+              " WHERE rate AND ended_at IS NULL"
+              "   AND expires_at OPERATOR(pg_catalog.>) pg_catalog.now() AND" PGSEM_UNDER_PATTERN
+            : "SELECT pg_catalog.min(name), pg_catalog.max(tat) FROM pgsem.buckets"
+              " WHERE tat OPERATOR(pg_catalog.>) pg_catalog.now() AND" PGSEM_UNDER_PATTERN;
+#undef PGSEM_UNDER_PATTERN
+    (void)owner_write_run(sql, 1, types, values, nullptr, SPI_OK_SELECT);
+    bool isnull = true;
+    const Datum found = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+    if (!isnull) {
+        *name = MemoryContextStrdup(caller, TextDatumGetCString(found));
+        *until = DatumGetTimestampTz(
+            SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+    }
+    end_owner_write(as);
+    return !isnull;
+}
+
 void declarations_set_grant(const text *pattern, Oid grantee, bool granted) {
     const OwnerWrite as = begin_owner_write(kTable, "pgsem 1.2");
     Oid types[] = {TEXTOID, OIDOID, BOOLOID};

@@ -75,6 +75,13 @@ void declarations_update(const text *pattern, const DeclaredLimits &limits);
 // Removes the declaration of `pattern`; its names fall under `covering` (a prefix declaration, or
 // nullptr), whose peak_n then counts their holders and the n they had. False if none.
 bool declarations_delete(const text *pattern, const char *covering);
+// For a declaration that would make the names of `pattern` a sliding window or a token bucket:
+// whether a name under it has state of the other kind in force, which the new kind would not
+// count -- grants of a window whose windows have not passed (for a bucket), a bucket not full
+// again (for a window). One such name and when the last of that state ends go to *name and
+// *until.
+bool declarations_other_rate_in_force(const text *pattern, DeclaredKind kind, char **name,
+                                      TimestampTz *until);
 // Gives (`granted`) or takes the right to claim to `grantee`, InvalidOid meaning PUBLIC.
 void declarations_set_grant(const text *pattern, Oid grantee, bool granted);
 

@@ -1,5 +1,6 @@
 #include "pg/base/postgres_api.hpp"
 #include "pg/xact/statement_depth.hpp"
+#include "tcop/pquery.h"
 
 namespace pgsem {
 
@@ -11,6 +12,14 @@ int executor_depth = 0;
 // Procedural code running: DO blocks, CALL, and calls of functions in procedural languages
 // (PL/pgSQL and the like), whose expressions PL/pgSQL may evaluate without a query of its own.
 int procedural_depth = 0;
+// DO blocks and CALLs run as the top-level statement outside a transaction block: non-atomic,
+// their code may COMMIT and ROLLBACK.
+int nonatomic_depth = 0;
+
+// The client's own statement is being run with a row limit: an extended-protocol Execute with
+// max_rows, after which its portal is suspended with its transaction still open, and the client
+// has read those rows before the statement (and its transaction) ends.
+bool client_row_limit = false;
 
 ExecutorRun_hook_type previous_run = nullptr;
 ExecutorFinish_hook_type previous_finish = nullptr;
@@ -19,6 +28,12 @@ needs_fmgr_hook_type previous_needs_fmgr = nullptr;
 fmgr_hook_type previous_fmgr = nullptr;
 
 void depth_run(QueryDesc *query, ScanDirection direction, uint64 count, bool execute_once) {
+    // Only a run whose rows go to the client as an Execute's (DestRemoteExecute) is the client's
+    // portal: a procedure's statements (PL/pgSQL fetches one or two rows of a SELECT INTO), its
+    // cursors and an SQL function's lazy fetches run with counts of their own, which nobody
+    // outside sees. (Not told by depth: the statement that loads the library has none yet.)
+    const bool clients = query->dest != nullptr && query->dest->mydest == DestRemoteExecute;
+    if (clients) client_row_limit = count != 0;
     ++executor_depth;
     PG_TRY();
     {
@@ -28,7 +43,10 @@ void depth_run(QueryDesc *query, ScanDirection direction, uint64 count, bool exe
             standard_ExecutorRun(query, direction, count, execute_once);
     }
     PG_FINALLY();
-    { --executor_depth; }
+    {
+        --executor_depth;
+        if (clients) client_row_limit = false;
+    }
     PG_END_TRY();
 }
 
@@ -55,7 +73,11 @@ void depth_utility(PlannedStmt *statement, const char *query_string, bool read_o
                    DestReceiver *dest, QueryCompletion *completion) {
     const bool procedural =
         IsA(statement->utilityStmt, DoStmt) || IsA(statement->utilityStmt, CallStmt);
+    // As ExecuteDoStmt and ExecuteCallStmt decide atomicity.
+    const bool nonatomic =
+        procedural && context == PROCESS_UTILITY_TOPLEVEL && !IsTransactionBlock();
     if (procedural) ++procedural_depth;
+    if (nonatomic) ++nonatomic_depth;
     PG_TRY();
     {
         if (previous_utility != nullptr)
@@ -68,6 +90,7 @@ void depth_utility(PlannedStmt *statement, const char *query_string, bool read_o
     PG_FINALLY();
     {
         if (procedural) --procedural_depth;
+        if (nonatomic) --nonatomic_depth;
     }
     PG_END_TRY();
 }
@@ -111,6 +134,19 @@ void install_statement_depth_hooks() {
 
 bool transaction_ends_with_statement() {
     return !IsTransactionBlock() && executor_depth <= 1 && procedural_depth == 0;
+}
+
+bool inside_transaction_control() {
+    // The counter misses the statement that loaded the library (its hooks came after it began):
+    // then the innermost SPI connection (PL/pgSQL's, when the DO or procedure calls directly),
+    // and the client's portal, which is the DO's or CALL's own, tell.
+    if (nonatomic_depth > 0 || SPI_inside_nonatomic_context()) return true;
+    return ActivePortal != nullptr && !IsTransactionBlock() &&
+           (ActivePortal->commandTag == CMDTAG_DO || ActivePortal->commandTag == CMDTAG_CALL);
+}
+
+bool client_reads_rows_before_statement_ends() {
+    return client_row_limit;
 }
 
 void warn_if_statement_scoped(const char *what, const char *hint) {

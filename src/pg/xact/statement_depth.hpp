@@ -16,6 +16,17 @@ void install_statement_depth_hooks();
 // library (unless it is preloaded) the depth is not known yet and counts as top level.
 bool transaction_ends_with_statement();
 
+// True inside a DO block or a procedure that may COMMIT and ROLLBACK (one CALLed, or a DO run,
+// as the top-level statement outside a transaction block), at any depth of the code it calls:
+// there a transaction ends while the code goes on, and a rollback can undo what it was told.
+bool inside_transaction_control();
+
+// True while the client's statement runs with a row limit (an extended-protocol Execute with
+// max_rows, which libpq never sends): the rows go to the client and its portal is suspended, its
+// transaction open, before the statement has ended -- the client can act on them and still roll
+// the statement back.
+bool client_reads_rows_before_statement_ends();
+
 // Emits the WARNING that a transaction-scoped protection taken here protects nothing, when
 // transaction_ends_with_statement() holds. `what` names the function; `hint` says what to do.
 void warn_if_statement_scoped(const char *what, const char *hint);

@@ -1,5 +1,6 @@
 #include "core/arguments.hpp"
 #include "pg/base/postgres_api.hpp"
+#include "pg/store/buckets.hpp"
 #include "pg/store/registry.hpp"
 #include "pg/store/release_epochs.hpp"
 #include "pg/xact/commit_durability.hpp"
@@ -37,6 +38,7 @@ void on_transaction(XactEvent event, void * /*arg*/) {
             // Pruning writes: it comes before the commit's durability is decided from what the
             // transaction wrote.
             pruning_before_commit();
+            buckets_prune_before_commit();
             durability_before_commit();
             // Last: from here on a lease row this transaction wrote may show as committed.
             begin_pending_releases(true);
@@ -50,6 +52,7 @@ void on_transaction(XactEvent event, void * /*arg*/) {
             held_claims_at_end(true);
             durability_at_end();
             pruning_at_end();
+            buckets_prune_forget();
             break;
         case XACT_EVENT_ABORT:
             // A wait ended by an error (a cancel, a timeout, a refusal) stops counting against
@@ -59,6 +62,7 @@ void on_transaction(XactEvent event, void * /*arg*/) {
             held_claims_at_end(false);
             durability_at_end();
             pruning_at_end();
+            buckets_prune_forget();
             break;
         case XACT_EVENT_PARALLEL_COMMIT:
         case XACT_EVENT_PARALLEL_ABORT:
