@@ -114,6 +114,20 @@ SELECT try($$SELECT sem_undeclare('dr px:a')$$) AS undeclare_under_a_window;
 SELECT sem_declare('dr w', 3) AS window_to_semaphore;
 SELECT name, kind FROM sem_declarations WHERE name IN ('dr w', 'dr b', 'dr px:a') ORDER BY name;
 
+-- A retry with a request key is answered with its first attempt's claim, whatever the declared
+-- windows say since: a set of windows alone keeps its key on the grants of its longest window at
+-- the first attempt, and a retry finds it there when another member is the longest now.
+SELECT sem_declare_rate('dr kx1', 2, '1 hour'), sem_declare_rate('dr kx2', 5, '1 minute');
+SELECT (sem_claim_all(ARRAY['dr kx1', 'dr kx2'], request_key => 'job-43'))[1] AS first_id \gset
+SELECT sem_declare_rate('dr kx2', 5, '2 minutes');
+SELECT (sem_claim_all(ARRAY['dr kx1', 'dr kx2'], request_key => 'job-43'))[1] = :first_id
+           AS a_shorter_window_changed;
+SELECT sem_declare_rate('dr kx2', 5, '2 hours');
+SELECT (sem_claim_all(ARRAY['dr kx1', 'dr kx2'], request_key => 'job-43'))[1] = :first_id
+           AS another_member_now_the_longest;
+SELECT name, count(*) AS grants FROM pgsem.claims WHERE name IN ('dr kx1', 'dr kx2')
+ GROUP BY name ORDER BY name;
+
 -- Privileges: only the database's owner declares; a role not granted the limit is refused
 -- (42501), also when it names the rule in full; once granted, it names only the limit.
 CREATE ROLE regress_dr_app;

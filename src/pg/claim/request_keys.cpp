@@ -35,8 +35,12 @@ char *kind_of(bool rate, int64 lease) {
 // A retry that asks for a semaphore's slots where its key's claim holds a rate limit's grant, or
 // for a grant of another window (sem_claim_all's pers), is another request under the same key:
 // answered, it would count on slots it does not have, or on a window it did not ask for.
+// A window left to the declaration (per_declared) matches the window the grant was made with: the
+// declared per may have changed since.
 void require_same_kind(const char *function, const SlotRequest &request, const ClaimRow &row) {
-    if (row.rate == request.rate && (!row.rate || row.lease == request.lease)) return;
+    if (row.rate == request.rate &&
+        (!row.rate || row.lease == request.lease || request.per_declared))
+        return;
     ereport(ERROR,
             (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
              errmsg("%s: request key \"%s\" names claim %lld, made with other arguments on \"%s\"",
@@ -208,28 +212,36 @@ bool recall_keyed_set(const SetRequest &set, SetGrant *grant) {
         lock_request_key(set.members[m].name, role, set.members[m].request_key);
     ClaimsTable table;
     claims_open(&table, RowExclusiveLock);
+    // A set of rate limits alone has its key on the grants of its longest window, as the windows
+    // were at its first attempt: a declared per changed since may make another member the longest
+    // now, so such a set looks on every member, and the first that has it is the keyed one.
+    bool rate_only = true;
+    for (int32 m = 0; m < set.count; ++m) rate_only = rate_only && set.members[m].rate;
+    bool *keyed_here = static_cast<bool *>(palloc0(sizeof(bool) * set.count));
     int32 keyed_members = 0;
     int32 found = 0;
     int64 id = 0;
     bool one_claim = true;
     int64 permit_sum = 0;
-    for (int32 m = 0; m < set.count; ++m) {
+    for (int32 m = 0; m < set.count; ++m) permit_sum += set.members[m].permits;
+    for (int32 m = 0; m < set.count && !(rate_only && found > 0); ++m) {
         ClaimRow keyed;
-        permit_sum += set.members[m].permits;
-        if (!set_member_keyed(set, m)) continue;
-        ++keyed_members;
+        if (!rate_only && !set_member_keyed(set, m)) continue;
+        if (!rate_only) ++keyed_members;
         if (!find_keyed_claim(kFunction, &table, set.members[m], role, &keyed)) continue;
         one_claim = one_claim && (found == 0 || keyed.id == id);
         id = keyed.id;
         grant->slots[m] = keyed.slot;
+        keyed_here[m] = true;
         ++found;
     }
+    if (rate_only) keyed_members = 1;
     const bool whole = found == keyed_members && one_claim;
     const bool larger = whole && has_more_rows_than(&table, id, permit_sum);
     // The key's claim: a retry answered with it must have asked for its rate grants too.
     if (whole && !larger)
         for (int32 m = 0; m < set.count; ++m)
-            if (!set_member_keyed(set, m))
+            if (!keyed_here[m])
                 require_rate_member(kFunction, &table, set.members[m], id, &grant->slots[m]);
     claims_close_unlocking(&table);
     if (found == 0) return false;
