@@ -627,21 +627,26 @@ COMMENT ON FUNCTION @extschema@.sem_bucket(text, integer, interval, integer, int
     'grants permits of token bucket name: n per per, up to burst (default n) at once, waiting in line up to wait; true when granted';
 
 -- available: the permits a grant could have now, with the grant's own interval (per / n rounded
--- up to a whole microsecond, core/token_bucket.hpp); full_at: when the bucket is full again.
+-- up to a whole microsecond, core/token_bucket.hpp); full_at: when the bucket is full again. A
+-- tat more than a day ahead (edited by hand; no rule sets one) counts as a day ahead, as the
+-- grants count it, and a tat of -infinity as a full bucket: the view never fails on a row.
 CREATE VIEW @extschema@.sem_buckets AS
     SELECT b.name, b.n, b.per, b.burst,
            LEAST(b.burst::pg_catalog.numeric, GREATEST(0::pg_catalog.numeric,
                b.burst::pg_catalog.numeric OPERATOR(pg_catalog.-) pg_catalog.ceil(
-                   (pg_catalog.extract('epoch', b.tat OPERATOR(pg_catalog.-) pg_catalog.now())
+                   (pg_catalog.extract('epoch', t.tat OPERATOR(pg_catalog.-) pg_catalog.now())
                         OPERATOR(pg_catalog.*) 1000000::pg_catalog.numeric)
                    OPERATOR(pg_catalog./)
                    GREATEST(1::pg_catalog.numeric, pg_catalog.ceil(
                        (pg_catalog.extract('epoch', b.per) OPERATOR(pg_catalog.*) 1000000::pg_catalog.numeric)
                        OPERATOR(pg_catalog./) b.n::pg_catalog.numeric)))))::integer
                AS available,
-           GREATEST(b.tat, pg_catalog.now()) AS full_at,
+           t.tat AS full_at,
            b.granted_at
-      FROM pgsem.buckets b;
+      FROM pgsem.buckets b,
+           LATERAL (SELECT GREATEST(pg_catalog.now(),
+                                    LEAST(b.tat, pg_catalog.now() OPERATOR(pg_catalog.+)
+                                                 '1 day'::pg_catalog.interval)) AS tat) t;
 COMMENT ON VIEW @extschema@.sem_buckets IS
     'token buckets (sem_bucket): the rule of the last grant, the permits available now, when the bucket is full again';
 GRANT SELECT ON @extschema@.sem_buckets TO PUBLIC;

@@ -123,3 +123,12 @@ CREATE INDEX buckets_by_tat ON pgsem.buckets (tat);
 SELECT sem_bucket('b indexed', 1, '1 minute') AS extra_index_refused;
 DROP INDEX pgsem.buckets_by_tat;
 SELECT sem_bucket('b indexed', 1, '1 minute') AS granted_without_it;
+
+-- A row edited by hand (only the extension's owner can) to a TAT no rule sets: 'infinity' counts
+-- as a day ahead (refused, no overflow), '-infinity' as a full bucket; the view shows both.
+INSERT INTO pgsem.buckets VALUES ('b edited inf', 'infinity', 1, '1 second', 1, now()),
+                                 ('b edited -inf', '-infinity', 1, '1 second', 1, now());
+SELECT name, available, full_at - now() <= interval '1 day' AS within_a_day
+  FROM sem_buckets WHERE name LIKE 'b edited%' ORDER BY name;
+SELECT sem_bucket('b edited inf', 1, '1 second') AS refused,
+       sem_bucket('b edited -inf', 1, '1 second') AS granted;

@@ -72,6 +72,20 @@ TEST(BucketDecide, AnOldStateIsAFullBucket) {
     EXPECT_FALSE(bucket_decide(10 * kSecond, d.tat, 1000, 2, 1).granted);
 }
 
+TEST(BucketDecide, AStateBeyondAnyRuleCountsAsADayAhead) {
+    // A TAT no rule can set (a row edited by hand, up to 'infinity'): refused, and told to come
+    // back within a day and the request's own intervals, with no overflow.
+    constexpr std::int64_t kNow = 10 * kSecond;
+    for (const std::int64_t tat : {INT64_MAX, kNow + 2 * kMaxBucketRefillMicros}) {
+        const BucketDecision d = bucket_decide(kNow, tat, 1000, 2, 1);
+        EXPECT_FALSE(d.granted);
+        EXPECT_EQ(d.fits_at, kNow + kMaxBucketRefillMicros + 1000 - 2 * 1000);
+        EXPECT_EQ(bucket_available(kNow, tat, 1000, 2), 0);
+    }
+    EXPECT_TRUE(bucket_decide(kNow, INT64_MIN, 1000, 2, 1).granted);  // '-infinity': full
+    EXPECT_EQ(bucket_available(kNow, INT64_MIN, 1000, 2), 2);
+}
+
 // Under any sequence of requests, no span of time t holds more than burst + t / interval
 // permits: a simulated stream of requests at random moments, checked over every span.
 TEST(BucketDecide, NeverMoreThanBurstPlusTheRateOverAnySpan) {
