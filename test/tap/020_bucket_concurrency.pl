@@ -83,11 +83,15 @@ $node->pgbench(
 # its grant keeps it that long. The next callers wait for it up to their own wait, and 100 ms at
 # least, then answer false: none hangs behind the holder's 3 seconds.
 my ($holder) = session($node);
-start($holder, q{SELECT sem_bucket('tap-held', 100, '1 second'), pg_sleep(3)});
-$node->poll_query_until('postgres', q{
-    SELECT count(*) = 1 FROM pg_locks
-     WHERE locktype = 'advisory' AND objsubid = 20546 AND granted AND pid <> pg_backend_pid()})
-  or die 'the holder did not take the bucket mutex';
+# Starts `statement` in the holder's session, once it holds a bucket mutex.
+sub start_holding {
+	start($holder, shift);
+	$node->poll_query_until('postgres', q{
+	    SELECT count(*) = 1 FROM pg_locks
+	     WHERE locktype = 'advisory' AND objsubid = 20546 AND granted AND pid <> pg_backend_pid()})
+	  or die 'the holder did not take the bucket mutex';
+}
+start_holding(q{SELECT sem_bucket('tap-held', 100, '1 second'), pg_sleep(3)});
 is( query(q{SELECT sem_bucket('tap-held', 100, '1 second'),
                    clock_timestamp() - now() < interval '1 second'}),
 	'f|t', 'a caller that does not wait answers false at once behind a held mutex');
@@ -103,11 +107,7 @@ is(query(q{SELECT sem_bucket('tap-held', 100, '1 second')}), 't', 'granted once 
 my $idle_row = q{INSERT INTO pgsem.buckets VALUES ('%s', now() - interval '2 hours', 1,
                  '1 second', 1, now() - interval '2 hours')};
 query(sprintf($idle_row, 'tap-prune-b'));
-start($holder, q{SELECT sem_bucket('tap-prune-a', 100, '1 second'), pg_sleep(3)});
-$node->poll_query_until('postgres', q{
-    SELECT count(*) = 1 FROM pg_locks
-     WHERE locktype = 'advisory' AND objsubid = 20546 AND granted AND pid <> pg_backend_pid()})
-  or die 'the holder did not take the bucket mutex';
+start_holding(q{SELECT sem_bucket('tap-prune-a', 100, '1 second'), pg_sleep(3)});
 is( query(q{SELECT sem_bucket('tap-prune-b', 100, '1 second'),
                    clock_timestamp() - now() < interval '1 second'}),
 	't|t', 'an idle name next to a new row is granted while the new row\'s statement goes on');

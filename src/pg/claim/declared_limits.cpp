@@ -58,35 +58,28 @@ void require_may_claim(const char *function, const Declaration &d, const text *n
 // bucket's permits. One name granted two ways would be granted twice its limit (a bucket's TAT
 // and a window's grants know nothing of each other; a lease shorter than the window gives its
 // slot back early), so a call of another kind is refused: 42809.
-const char *kind_words(DeclaredKind kind) {
-    switch (kind) {
-        case DeclaredKind::kWindow:
-            return "a sliding window rate limit";
-        case DeclaredKind::kBucket:
-            return "a token bucket";
-        default:
-            return "a semaphore";
-    }
-}
+struct KindWords {
+    const char *noun;
+    const char *hint;
+};
 
-const char *kind_hint(DeclaredKind kind) {
-    switch (kind) {
-        case DeclaredKind::kWindow:
-            return "Grant it with sem_rate(name), or as a member of sem_claim_all.";
-        case DeclaredKind::kBucket:
-            return "Grant it with sem_bucket(name).";
-        default:
-            return "Claim it with sem_claim(name) and friends.";
-    }
+// In DeclaredKind's order.
+const KindWords &kind_words(DeclaredKind kind) {
+    static const KindWords words[] = {
+        {"a semaphore", "Claim it with sem_claim(name) and friends."},
+        {"a sliding window rate limit",
+         "Grant it with sem_rate(name), or as a member of sem_claim_all."},
+        {"a token bucket", "Grant it with sem_bucket(name)."}};
+    return words[static_cast<int>(kind)];
 }
 
 void refuse_kind(const char *function, const Declaration &d, const text *name) {
     ereport(ERROR, (errcode(ERRCODE_WRONG_OBJECT_TYPE),
                     errmsg("%s: \"%s\" is declared %s", function, text_to_cstring(name),
-                           kind_words(d.kind)),
+                           kind_words(d.kind).noun),
                     errdetail("Declaration \"%s\" makes its names %s, granted one way only.",
-                              d.pattern, kind_words(d.kind)),
-                    errhint("%s", kind_hint(d.kind))));
+                              d.pattern, kind_words(d.kind).noun),
+                    errhint("%s", kind_words(d.kind).hint)));
 }
 
 // A window's grant with no per of its own, on a name no sliding window is declared for.
