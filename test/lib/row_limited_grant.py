@@ -3,7 +3,9 @@
 statement and the Sync, as a client of the raw protocol may (libpq never does), and prints what
 the client read: the rows or error of the call, then the outcome of the rest, one line each.
 
-    row_limited_grant.py SOCKET_DIR PORT USER DATABASE CALL MAX_ROWS
+    row_limited_grant.py SOCKET_DIR PORT USER DATABASE CALL MAX_ROWS [STATEMENT]
+
+With STATEMENT, that statement is sent instead of `SELECT <call>` (CALL is then unused).
 """
 import os
 import sys
@@ -14,8 +16,9 @@ from pgwire import Conn  # noqa: E402
 
 def main():
     sockdir, port, user, db, call, max_rows = sys.argv[1:7]
+    statement = sys.argv[7] if len(sys.argv) > 7 else "SELECT " + call
     c = Conn(sockdir, int(port), user, db, "row_limited_grant")
-    c.parse("SELECT " + call)
+    c.parse(statement)
     c.bind()
     c.execute(max_rows=int(max_rows))
     c.flush()

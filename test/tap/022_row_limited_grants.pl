@@ -3,7 +3,9 @@
 # that says the grant was made, its implicit transaction open until the next Execute or the Sync;
 # a failing statement sent before the Sync rolls the grant back, after the client read `t` and
 # made the call it allowed -- and the permit is granted again. So sem_rate, sem_bucket and a set
-# with a rate member refuse to run there (25001), and nothing is granted. Without a row limit the
+# with a rate member refuse to run there (25001), and nothing is granted; so they do in an
+# extended-protocol portal whose rows are sent from a store (INSERT ... RETURNING and the like),
+# where the row limit cannot be seen. Without a row limit the
 # same messages grant, and the grant (the first statement before the Sync) is committed before
 # the failing statement runs. A function's PL/pgSQL SELECT INTO fetches with a row limit of its
 # own, which is not the client's: a grant there is not refused by this rule.
@@ -26,9 +28,10 @@ my $client = "$FindBin::Bin/../lib/row_limited_grant.py";
 sub query { return $node->safe_psql('postgres', shift) }
 
 sub send_with_row_limit {
-	my ($call, $max_rows) = @_;
+	my ($call, $max_rows, @statement) = @_;
 	my ($stdout, $stderr) = run_command(
-		[ 'python3', $client, $node->host, $node->port, $user, 'postgres', $call, $max_rows ]);
+		[ 'python3', $client, $node->host, $node->port, $user, 'postgres', $call, $max_rows,
+		  @statement ]);
 	is($stderr, '', "the raw client ran ($call)");
 	return $stdout;
 }
@@ -59,6 +62,22 @@ for my $function (sort keys %calls) {
 	is(query('SELECT ' . sprintf($granted, $whole)), 'f',
 		"$function: the grant was committed before the failing statement");
 }
+
+# A portal whose rows are sent from a store its query filled first (INSERT ... RETURNING, a WITH
+# that writes, EXECUTE of a prepared statement): the row limit applies to the sending, which
+# runs no query, so such portals of the extended protocol are refused whatever the limit.
+query(q{CREATE TABLE marks (n integer)});
+for my $statement (
+	q{INSERT INTO marks VALUES (1) RETURNING sem_rate('store-1', 1, '1 hour')},
+	q{WITH m AS (INSERT INTO marks VALUES (2) RETURNING n) SELECT sem_rate('store-2', 1, '1 hour') FROM m})
+{
+	my $out = send_with_row_limit('-', 1, $statement);
+	like($out, qr/^call: .*'error', '25001 sem_rate\(\) cannot run in a portal fetched with a row limit'/m,
+		"refused: $statement");
+}
+is(query(q{SELECT count(*) FROM marks}), '0', 'and nothing of them was done');
+is(query(q{INSERT INTO marks VALUES (3) RETURNING sem_rate('store-1', 1, '1 hour')}), 't',
+	'the same statement as a simple query grants');
 
 # A function's own fetches are not the client's: its SELECT ... INTO runs with a row limit of 2,
 # inside a statement that runs to its end.

@@ -146,7 +146,22 @@ bool inside_transaction_control() {
 }
 
 bool client_reads_rows_before_statement_ends() {
-    return client_row_limit;
+    if (client_row_limit) return true;
+    // A portal whose query runs to its end into a store first (INSERT ... RETURNING, a WITH that
+    // writes, EXECUTE of a prepared statement), and is then sent from the store: a row limit of
+    // the client's applies to the sending alone, which runs no query, so it cannot be seen here.
+    // Such a portal of the extended protocol (visible, as a simple query's is not) may be fetched
+    // a row at a time: refused whatever the limit. Inside a transaction block the block's own
+    // rule applies.
+    if (ActivePortal == nullptr || !ActivePortal->visible || IsTransactionBlock()) return false;
+    switch (ActivePortal->strategy) {
+        case PORTAL_ONE_RETURNING:
+        case PORTAL_ONE_MOD_WITH:
+        case PORTAL_UTIL_SELECT:
+            return true;
+        default:
+            return false;
+    }
 }
 
 void warn_if_statement_scoped(const char *what, const char *hint) {

@@ -22,9 +22,10 @@ bool transaction_ends_with_statement();
 bool inside_transaction_control();
 
 // True while the client's statement runs with a row limit (an extended-protocol Execute with
-// max_rows, which libpq never sends): the rows go to the client and its portal is suspended, its
-// transaction open, before the statement has ended -- the client can act on them and still roll
-// the statement back.
+// max_rows, which libpq never sends), or runs in an extended-protocol portal whose rows are sent
+// from a store, where a row limit cannot be seen: the rows go to the client and its portal is
+// suspended, its transaction open, before the statement has ended -- the client can act on them
+// and still roll the statement back.
 bool client_reads_rows_before_statement_ends();
 
 // Emits the WARNING that a transaction-scoped protection taken here protects nothing, when
