@@ -587,24 +587,29 @@ COMMENT ON VIEW @extschema@.sem_pauses IS
     'names paused by sem_pause: nothing is granted on them before until';
 GRANT SELECT ON @extschema@.sem_pauses TO PUBLIC;
 
--- Token buckets: n permits per per, up to burst at once (the generic cell rate algorithm). One row
--- per bucket holds its whole state, the theoretical arrival time (tat: when the bucket would be
--- full again); written only by sem_bucket, under the name's mutex in the lock manager, which a
--- grant keeps until it commits (it reads and writes the row directly, as the claims, so no
--- snapshot of the caller's and no SSI read of a hot name is involved). A bucket refills in a day
--- at most, so its tat is never more than a day ahead; a row whose tat passed an hour ago is a
--- full bucket, the same as none, and is removed by a later grant that makes a new row near it.
--- Not dumped, like the claims: a restored database starts with full buckets. Not replicated
--- either: a subscriber's buckets are its own.
+-- Token buckets: n permits per per, up to burst at once (the generic cell rate algorithm). A
+-- bucket's whole state is one time, the theoretical arrival time (tat: when it would be full
+-- again), the latest of its name's rows. Written only by sem_bucket: each grant inserts a row with
+-- a later tat and deletes the settled ones it read, under the name's mutex in the lock manager,
+-- which it holds for the read and the write alone: the next grant reads the rows with a dirty
+-- read, the grants in flight (not yet committed) too, so no grant waits for another's commit and
+-- none is counted out (a grant that rolls back leaves a later tat behind it: fewer grants, never
+-- more). It reads and writes the rows directly, as the claims, so no snapshot of the caller's
+-- and no SSI read is involved. A bucket refills in a day at most, so its tat is never more than
+-- a day ahead; rows whose tat passed an hour ago are a full bucket, the same as none, and are
+-- removed by a later grant that makes a new name's row near them. Not dumped, like the claims:
+-- a restored database starts with full buckets. Not replicated either: a subscriber's buckets
+-- are its own.
 CREATE TABLE pgsem.buckets (
-    name text COLLATE "C" PRIMARY KEY
+    name text COLLATE "C" NOT NULL
         CHECK (pg_catalog.octet_length(name) OPERATOR(pg_catalog.>=) 1
                AND pg_catalog.octet_length(name) OPERATOR(pg_catalog.<=) 256),
     tat timestamptz NOT NULL,
     n integer NOT NULL,
     per interval NOT NULL,
     burst integer NOT NULL,
-    granted_at timestamptz NOT NULL
+    granted_at timestamptz NOT NULL,
+    PRIMARY KEY (name, tat)
 );
 REVOKE ALL ON TABLE pgsem.buckets FROM PUBLIC;
 GRANT SELECT ON TABLE pgsem.buckets TO pg_database_owner;
@@ -626,10 +631,11 @@ CREATE FUNCTION @extschema@.sem_bucket(name text, n integer DEFAULT NULL,
 COMMENT ON FUNCTION @extschema@.sem_bucket(text, integer, interval, integer, interval, integer) IS
     'grants permits of token bucket name: n per per, up to burst (default n) at once, waiting in line up to wait; true when granted';
 
--- available: the permits a grant could have now, with the grant's own interval (per / n rounded
--- up to a whole microsecond, core/token_bucket.hpp); full_at: when the bucket is full again. A
--- tat more than a day ahead (edited by hand; no rule sets one) counts as a day ahead, as the
--- grants count it, and a tat of -infinity as a full bucket: the view never fails on a row.
+-- One row per bucket, its latest. available: the permits a grant could have now, with the
+-- grant's own interval (per / n rounded up to a whole microsecond, core/token_bucket.hpp);
+-- full_at: when the bucket is full again. A tat more than a day ahead (edited by hand; no rule
+-- sets one) counts as a day ahead, as the grants count it, and a tat of -infinity as a full
+-- bucket: the view never fails on a row.
 CREATE VIEW @extschema@.sem_buckets AS
     SELECT b.name, b.n, b.per, b.burst,
            LEAST(b.burst::pg_catalog.numeric, GREATEST(0::pg_catalog.numeric,
@@ -643,7 +649,9 @@ CREATE VIEW @extschema@.sem_buckets AS
                AS available,
            t.tat AS full_at,
            b.granted_at
-      FROM pgsem.buckets b,
+      FROM (SELECT DISTINCT ON (l.name) l.*
+              FROM pgsem.buckets l
+             ORDER BY l.name, l.tat DESC) b,
            LATERAL (SELECT GREATEST(pg_catalog.now(),
                                     LEAST(b.tat, pg_catalog.now() OPERATOR(pg_catalog.+)
                                                  '1 day'::pg_catalog.interval)) AS tat) t;

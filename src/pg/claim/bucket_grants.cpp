@@ -35,9 +35,9 @@ bool take_bucket_mutex(const BucketCall &call, TimestampTz deadline) {
 }
 
 // One look: a pause holds everything back until it ends; otherwise the bucket decides, under its
-// mutex, which a grant keeps until it commits (the next look must read the TAT it wrote) and a
-// refusal gives back at once (nothing was written, and a first waiter sleeps next). Not granted
-// with fits_at 0: the mutex stayed busy past the deadline.
+// mutex, held for the read and the write alone (the next look reads this grant's row even before
+// it commits: store/buckets.hpp). Not granted with fits_at 0: the mutex stayed busy past the
+// deadline.
 BucketLook look_in_bucket(const BucketCall &call, TimestampTz deadline) {
     const TimestampTz paused_until = pause_until(call.name);
     if (paused_until != 0) return BucketLook{false, paused_until};
@@ -45,7 +45,7 @@ BucketLook look_in_bucket(const BucketCall &call, TimestampTz deadline) {
     // The clock is read under the mutex, so grants' times follow the order they were made in.
     const BucketLook look =
         buckets_try_grant(call.name, call.rule, call.permits, GetCurrentTimestamp());
-    if (!look.granted) unlock_bucket_mutex(call.name);
+    unlock_bucket_mutex(call.name);
     return look;
 }
 

@@ -12,10 +12,10 @@
 //   4. after the grant: the commit is durable (a grant lost in a crash would be granted again).
 // A bucket shares its name's line and pause with the name's other uses: one name is one limit.
 //
-// The mutex a grant keeps until its commit is waited for by the next look on the name, up to
-// that caller's deadline and at least kMutexPatience: a commit takes far less, but a statement
-// that goes on after its grant (SELECT sem_bucket(...), pg_sleep(60)) keeps the mutex as long,
-// and a caller that would not wait must not wait for that. It answers false instead.
+// The name's mutex is held for a look's read and write alone, microseconds: grants on one name
+// commit side by side (store/buckets.hpp says why that is exact). A look waits for it up to its
+// deadline and kMutexPatience at least, then answers false; the patience matters only for a
+// mutex held by a prune or by a backend stalled mid-look.
 #pragma once
 
 #include "pg/store/buckets.hpp"

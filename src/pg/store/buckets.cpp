@@ -16,13 +16,12 @@ constexpr const char *kTable = "buckets";
 constexpr int kPruneBatch = 16;
 constexpr int64 kIdleMicros = USECS_PER_HOUR;
 
-// The first new row of this transaction, whose neighbours are pruned just before it commits
-// (buckets_prune_before_commit): the idle names' mutexes are then held for the commit alone, not
-// for whatever the grant's statement does after it. nullptr: none.
+// The first new name of this transaction, whose neighbours are pruned just before it commits
+// (buckets_prune_before_commit), outside the grant's statement and its answer. nullptr: none.
 text *prune_after = nullptr;
 TimestampTz prune_now = 0;
 
-// The table, its primary key (name) and its columns, open for one grant. The columns are found
+// The table, its primary key (name, tat) and its columns, open for one grant. The columns are found
 // by name, as the configuration tables' are (a later release may append some).
 struct BucketTable {
     Relation rel;
@@ -71,14 +70,19 @@ void close_buckets(const BucketTable &table) {
     table_close(table.rel, NoLock);
 }
 
+// A row as a dirty read finds it. A row whose inserting transaction is in progress (another's
+// grant, not yet committed) is `in_flight`; one whose deleting transaction is, `being_deleted`:
+// neither may be deleted here (the delete would wait for that transaction), both count.
 struct BucketRow {
-    bool found;
     ItemPointerData tid;
     TimestampTz tat;
+    bool in_flight;
+    bool being_deleted;
 };
 
 // A dirty read of the primary key from `key` on (nullptr: from the first name), handing each row
-// to `row` until it says stop or `strategy` runs out.
+// to `visit` until it says stop or `strategy` runs out. The dirty snapshot says, for each row it
+// returns, whether its inserter or deleter is still in progress (as unique checks use it).
 template <typename Visit>
 void scan_names(const BucketTable &table, const text *key, StrategyNumber strategy, RegProcedure op,
                 Visit &&visit) {
@@ -98,22 +102,42 @@ void scan_names(const BucketTable &table, const text *key, StrategyNumber strate
         bool isnull = false;
         const TimestampTz tat = DatumGetTimestampTz(slot_getattr(slot, table.tat_column, &isnull));
         const text *name = DatumGetTextPP(slot_getattr(slot, table.name_column, &isnull));
-        if (!visit(name, slot->tts_tid, tat)) break;
+        const BucketRow row{slot->tts_tid, tat, TransactionIdIsValid(dirty.xmin),
+                            TransactionIdIsValid(dirty.xmax)};
+        if (!visit(name, row)) break;
     }
     index_endscan(scan);
     ExecDropSingleTupleTableSlot(slot);
 }
 
-// The row of `name`. Under the name's mutex, the one version a dirty read finds is the latest
-// committed one (or this transaction's own): every writer of the row held the mutex to its end.
-BucketRow find_row(const BucketTable &table, const text *name) {
-    BucketRow row{};
+// The rows of one name: the bucket's TAT is the latest of them; and the rows a grant deletes
+// once it has written a later one: committed (or this transaction's own), not being deleted.
+struct BucketRows {
+    bool found;
+    TimestampTz tat;
+    ItemPointerData *settled;
+    int settled_count;
+};
+
+BucketRows find_rows(const BucketTable &table, const text *name) {
+    BucketRows rows{false, 0, nullptr, 0};
+    int room = 0;
     scan_names(table, name, BTEqualStrategyNumber, F_TEXTEQ,
-               [&row](const text *, ItemPointerData tid, TimestampTz tat) {
-                   row = BucketRow{true, tid, tat};
-                   return false;
+               [&rows, &room](const text *, const BucketRow &row) {
+                   rows.tat = rows.found ? Max(rows.tat, row.tat) : row.tat;
+                   rows.found = true;
+                   if (row.in_flight || row.being_deleted) return true;
+                   if (rows.settled_count == room) {
+                       room = Max(2 * room, 8);
+                       rows.settled = static_cast<ItemPointerData *>(
+                           rows.settled == nullptr
+                               ? palloc(sizeof(ItemPointerData) * room)
+                               : repalloc(rows.settled, sizeof(ItemPointerData) * room));
+                   }
+                   rows.settled[rows.settled_count++] = row.tid;
+                   return true;
                });
-    return row;
+    return rows;
 }
 
 HeapTuple form_row(const BucketTable &table, const text *name, TimestampTz tat,
@@ -137,55 +161,66 @@ HeapTuple form_row(const BucketTable &table, const text *name, TimestampTz tat,
     return heap_form_tuple(desc, values, nulls);
 }
 
-// The primary key's entry for a new tuple (a HOT update needs none).
-void index_row(const BucketTable &table, const text *name, HeapTuple tuple, bool update) {
-    Datum values[] = {PointerGetDatum(name)};
-    bool nulls[] = {false};
-    (void)index_insert(table.pkey, values, nulls, &tuple->t_self, table.rel, UNIQUE_CHECK_YES,
-                       update, BuildIndexInfo(table.pkey));
+// Deletes a row unless another transaction is deleting it meanwhile (a DBA's hand, say): never
+// waits for another's commit, and never fails for it -- the row is left for a later grant.
+void delete_if_free(const BucketTable &table, ItemPointerData tid) {
+    TM_FailureData failure;
+    (void)heap_delete(table.rel, &tid, GetCurrentCommandId(true), InvalidSnapshot, false, &failure,
+                      false);
 }
 
-void write_row(const BucketTable &table, const text *name, const BucketRow &row, TimestampTz tat,
+// The primary key's entry (name, tat) for a new tuple.
+void index_row(const BucketTable &table, const text *name, TimestampTz tat, HeapTuple tuple) {
+    Datum values[] = {PointerGetDatum(name), TimestampTzGetDatum(tat)};
+    bool nulls[] = {false, false};
+    (void)index_insert(table.pkey, values, nulls, &tuple->t_self, table.rel, UNIQUE_CHECK_YES,
+                       false, BuildIndexInfo(table.pkey));
+}
+
+// A grant's row: a new one, never an update, so no grant waits for another's commit (an update
+// of a row another transaction updated waits for it). Its TAT is later than every row a dirty
+// read found, in flight or not; the settled ones go, in this transaction: if it rolls back they
+// are back, and if it commits the latest TAT stays (no transaction removes the latest row
+// without committing a later one in the same breath).
+void write_row(const BucketTable &table, const text *name, const BucketRows &rows, TimestampTz tat,
                const BucketRule &rule, TimestampTz now) {
     const HeapTuple tuple = form_row(table, name, tat, rule, now);
-    if (row.found) {
-        ItemPointerData tid = row.tid;
-        simple_heap_update(table.rel, &tid, tuple);
-        if (!HeapTupleIsHeapOnly(tuple)) index_row(table, name, tuple, true);
-    } else {
-        simple_heap_insert(table.rel, tuple);
-        index_row(table, name, tuple, false);
-    }
-    // The next grant in this statement (SELECT sem_bucket(...) FROM ...) updates this version.
+    simple_heap_insert(table.rel, tuple);
+    index_row(table, name, tat, tuple);
+    for (int i = 0; i < rows.settled_count; ++i) delete_if_free(table, rows.settled[i]);
+    // The next grant in this statement (SELECT sem_bucket(...) FROM ...) reads these.
     CommandCounterIncrement();
 }
 
-// Idle rows (full for an hour) among the kPruneBatch names after `name`, wrapping to the first
-// names; removed each under its mutex, taken only if free (a grant at it is no idle row), and
-// read again under it. The mutexes are held until the commit, which comes next: a row deleted
-// by a transaction in flight must not be read and updated by a grant.
+// Idle rows (full for an hour) among the kPruneBatch rows after `name`'s, wrapping to the first
+// names; removed name by name under the name's mutex, taken only if free, and read again under
+// it. A TAT that has passed is no credit (a bucket is never fuller than its burst): removing
+// its row changes nothing. The mutex keeps two removers off one row (the second would wait for
+// the first's commit), and is let go at once.
 void prune_near(const BucketTable &table, const text *name, TimestampTz now) {
     const TimestampTz idle_before = now - kIdleMicros;
     text *idle[kPruneBatch];
     int seen = 0;
     int count = 0;
-    const auto note = [&](const text *candidate, ItemPointerData, TimestampTz tat) {
+    const auto note = [&](const text *candidate, const BucketRow &row) {
         if (same_text(candidate, name)) return false;  // wrapped around to the start
-        if (tat < idle_before) idle[count++] = DatumGetTextPCopy(PointerGetDatum(candidate));
+        if (row.tat < idle_before && !row.in_flight && !row.being_deleted &&
+            (count == 0 || !same_text(idle[count - 1], candidate)))
+            idle[count++] = DatumGetTextPCopy(PointerGetDatum(candidate));
         return ++seen < kPruneBatch;
     };
     scan_names(table, name, BTGreaterStrategyNumber, F_TEXT_GT, note);
     if (seen < kPruneBatch) scan_names(table, nullptr, InvalidStrategy, InvalidOid, note);
     for (int i = 0; i < count; ++i) {
         if (!try_lock_bucket_mutex(idle[i])) continue;
-        const BucketRow row = find_row(table, idle[i]);
-        if (!row.found || row.tat >= idle_before) {
-            unlock_bucket_mutex(idle[i]);  // a grant came first: not idle, and not ours to hold
-            continue;
-        }
-        ItemPointerData tid = row.tid;
-        simple_heap_delete(table.rel, &tid);
+        scan_names(table, idle[i], BTEqualStrategyNumber, F_TEXTEQ,
+                   [&table, idle_before](const text *, const BucketRow &row) {
+                       if (row.tat < idle_before && !row.in_flight && !row.being_deleted)
+                           delete_if_free(table, row.tid);
+                       return true;
+                   });
         CommandCounterIncrement();
+        unlock_bucket_mutex(idle[i]);
     }
 }
 
@@ -194,13 +229,13 @@ void prune_near(const BucketTable &table, const text *name, TimestampTz now) {
 BucketLook buckets_try_grant(const text *name, const BucketRule &rule, int32 permits,
                              TimestampTz now) {
     const BucketTable table = open_buckets();
-    const BucketRow row = find_row(table, name);
+    const BucketRows rows = find_rows(table, name);
     const int64 interval = PGSEM_NOTHROW(core::bucket_interval(rule.per, rule.n));
     const core::BucketDecision decision = PGSEM_NOTHROW(
-        core::bucket_decide(now, row.found ? row.tat : 0, interval, rule.burst, permits));
+        core::bucket_decide(now, rows.found ? rows.tat : 0, interval, rule.burst, permits));
     if (decision.granted) {
-        write_row(table, name, row, decision.tat, rule, now);
-        if (!row.found && prune_after == nullptr) {
+        write_row(table, name, rows, decision.tat, rule, now);
+        if (!rows.found && prune_after == nullptr) {
             prune_after =
                 static_cast<text *>(MemoryContextAlloc(TopTransactionContext, VARSIZE_ANY(name)));
             memcpy(prune_after, name, VARSIZE_ANY(name));

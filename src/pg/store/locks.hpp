@@ -57,9 +57,8 @@ uint64 slot_key(const text *name, int32 slot);
 
 // ---- a token bucket's mutex -------------------------------------------------------------------
 
-// Whoever holds it reads and writes the name's bucket row (store/buckets.hpp). Taken for the
-// transaction: a grant keeps it until its commit, so the next grant reads the TAT it committed;
-// a look that granted nothing gives it back at once.
+// Whoever holds it reads and writes the name's bucket rows (store/buckets.hpp): a look holds it
+// for its read and write alone, and gives it back before its transaction ends.
 void lock_bucket_mutex(const text *name);
 void unlock_bucket_mutex(const text *name);
 // Takes the mutex only if nobody holds it (pruning idle rows waits for no grant).
