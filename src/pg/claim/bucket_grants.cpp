@@ -68,11 +68,13 @@ bool wait_in_line(BucketCall &call, TimestampTz start, TimestampTz deadline) {
     bool granted = false;
     for (;;) {
         line_begin_look(&line);
+        lock_rate_grants();  // let go of below when the look grants nothing
         call.rule = reapply_bucket_declaration(call.function, call.name, call.asked, call.permits,
                                                start, &line.deadline);
         const BucketLook look = look_in_bucket(call, line.deadline);
         line_end_look(&line);
         granted = look.granted;
+        if (!granted) unlock_rate_grants();
         if (granted || look.fits_at == 0 || !line_sleep(&line, look.fits_at, call.permits)) break;
     }
     line_leave(&line);
@@ -85,11 +87,11 @@ bool bucket_grant(const char *function, const text *name, const BucketRule &aske
                   int64 wait) {
     const TimestampTz start = GetCurrentTimestamp();
     require_primary(function, true);
+    lock_rate_grants();  // before the declaration is read (store/locks.hpp says why)
     // Before the transaction-block check, as the arguments' own checks are: what the caller asked
     // for is refused first.
-    BucketCall call{function, name,
-                    asked,    apply_bucket_declaration(function, name, asked, permits, &wait),
-                    permits,  lock_timeout_deadline(start)};
+    const BucketRule rule = apply_bucket_declaration(function, name, asked, permits, &wait);
+    BucketCall call{function, name, asked, rule, permits, lock_timeout_deadline(start)};
     require_outside_transaction_block(function);
     if (wait > 0) (void)registry_attach();
     bool granted = false;
@@ -99,8 +101,10 @@ bool bucket_grant(const char *function, const text *name, const BucketRule &aske
     } else if (wait == 0) {
         return false;  // others wait: no passing them
     }
-    if (!granted && wait > 0 && GetCurrentTimestamp() < start + wait)
+    if (!granted && wait > 0 && GetCurrentTimestamp() < start + wait) {
+        unlock_rate_grants();  // taken above; a waiter holds it per look
         granted = wait_in_line(call, start, start + wait);
+    }
     if (granted) require_durable_commit();
     return granted;
 }

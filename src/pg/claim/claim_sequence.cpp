@@ -29,7 +29,10 @@ namespace {
 void admit(const char *function, const SlotRequest &request) {
     // Transaction and session claims write nothing: read-only transactions may take them.
     require_primary(function, request.kind == ClaimKind::kLease);
-    if (request.rate) require_outside_transaction_block(function);
+    if (request.rate) {
+        require_outside_transaction_block(function);
+        lock_rate_grants();  // before the declaration is read (store/locks.hpp says why)
+    }
     if (request.kind == ClaimKind::kTransaction)
         warn_if_statement_scoped(function,
                                  "Call it between BEGIN and COMMIT, or take a lease (sem_claim) "
@@ -304,9 +307,11 @@ SlotGrant wait_for_slot(const char *function, SlotRequest *request, TimestampTz 
     if (!line_join(&line, *request, start, deadline)) return grant;
     for (;;) {
         line_begin_look(&line);
+        if (request->rate) lock_rate_grants();  // let go of below when the look grants nothing
         reapply_declaration(function, request, start, &line.deadline);
         grant = look_for_slot(*request, true);
         line_end_look(&line);
+        if (!grant.granted && request->rate) unlock_rate_grants();
         if (grant.granted ||
             !line_sleep(&line, grant.next_expiry, request->permits - grant.free_seen))
             break;
@@ -324,6 +329,8 @@ SlotGrant wait_for_slot(const char *function, SlotRequest *request, TimestampTz 
 bool wait_for_set(const char *function, SlotRequest *members, int32 count, TimestampTz start,
                   TimestampTz deadline, SetGrant *out) {
     const SetRequest set{members, count};
+    bool rate = false;
+    for (int32 m = 0; m < count; ++m) rate = rate || members[m].rate;
     LineWait *lines = static_cast<LineWait *>(palloc(sizeof(LineWait) * set.count));
     int32 joined = 0;
     while (joined < set.count && line_join(&lines[joined], set.members[joined], start, deadline))
@@ -334,12 +341,14 @@ bool wait_for_set(const char *function, SlotRequest *members, int32 count, Times
             int32 lacking = 0;
             TimestampTz next_expiry = 0;
             line_begin_look(&lines[0]);
+            if (rate) lock_rate_grants();  // let go of below when the look grants nothing
             for (int32 m = 0; m < set.count; ++m)
                 reapply_declaration(function, &members[m], start, &deadline);
             for (int32 m = 0; m < set.count; ++m) lines[m].deadline = deadline;
             const int32 short_member = look_for_set(set, true, out, &lacking, &next_expiry);
             line_end_look(&lines[0]);
             granted = short_member < 0;
+            if (!granted && rate) unlock_rate_grants();
             if (granted || !line_sleep(&lines[short_member], next_expiry, lacking)) break;
         }
     }
@@ -403,7 +412,10 @@ SlotGrant claim(const char *function, const SlotRequest &asked, int64 wait) {
     } else if (wait == 0) {
         return grant;  // others wait: no passing them
     }
-    if (!grant.granted && wait > 0) grant = wait_for_slot(function, &request, start, start + wait);
+    if (!grant.granted && wait > 0) {
+        if (request.rate) unlock_rate_grants();  // taken by admit(); a waiter holds it per look
+        grant = wait_for_slot(function, &request, start, start + wait);
+    }
     if (grant.granted) after_grant(request);
     if (request.kind == ClaimKind::kLease) prune_history_sometimes();
     return grant;
@@ -445,8 +457,12 @@ void claim_all(const char *function, const SetRequest &asked, int64 wait, SetGra
             grant->granted = look_for_set(set, false, grant, &lacking, &next_expiry) < 0;
     }
     for (int32 m = held_lines - 1; m >= 0; --m) let_go_of_line(set.members[m].name);
-    if (!grant->granted && wait > 0)
+    if (!grant->granted && wait > 0) {
+        bool rate = false;
+        for (int32 m = 0; m < set.count; ++m) rate = rate || members[m].rate;
+        if (rate) unlock_rate_grants();  // taken by admit_set(); a waiter holds it per look
         grant->granted = wait_for_set(function, members, set.count, start, start + wait, grant);
+    }
     if (grant->granted)
         for (int32 m = 0; m < set.count; ++m) after_grant(set.members[m]);
     if (first.kind == ClaimKind::kLease) prune_history_sometimes();

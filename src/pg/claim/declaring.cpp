@@ -1,4 +1,5 @@
 #include "pg/claim/declaring.hpp"
+#include "pg/store/locks.hpp"
 
 namespace pgsem {
 
@@ -54,6 +55,9 @@ void require_may_declare(const char *function, const text *pattern) {
 // makes names a rate limit of one kind waits until the state of the other has passed: 55006.
 void require_no_other_rate_in_force(const char *function, const text *pattern, DeclaredKind kind) {
     if (kind == DeclaredKind::kSemaphore) return;  // a semaphore counts every holder of a slot
+    // No rate grant is in flight from here until this transaction ends, and the look below reads
+    // the latest committed state (store/locks.hpp, store/declarations.hpp).
+    lock_rate_declarations();
     char *name = nullptr;
     TimestampTz until = 0;
     if (!declarations_other_rate_in_force(pattern, kind, &name, &until)) return;

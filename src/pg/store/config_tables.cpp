@@ -103,4 +103,15 @@ int owner_write_run(const char *sql, int nargs, Oid *types, Datum *values, const
     return static_cast<int>(SPI_processed);
 }
 
+int owner_read_latest(const char *sql, int nargs, Oid *types, Datum *values) {
+    const SPIPlanPtr plan = SPI_prepare(sql, nargs, types);
+    if (plan == nullptr)
+        elog(ERROR, "pgsem: \"%s\" failed: %s", sql, SPI_result_code_string(SPI_result));
+    const int rc = SPI_execute_snapshot(plan, values, nullptr, GetLatestSnapshot(), InvalidSnapshot,
+                                        true, false, 0);
+    if (rc != SPI_OK_SELECT)
+        elog(ERROR, "pgsem: \"%s\" failed: %s", sql, SPI_result_code_string(rc));
+    return static_cast<int>(SPI_processed);
+}
+
 }  // namespace pgsem

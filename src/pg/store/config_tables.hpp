@@ -69,5 +69,8 @@ void end_owner_write(const OwnerWrite &write);
 // Runs `sql` (between the two above); returns the rows it processed.
 int owner_write_run(const char *sql, int nargs, Oid *types, Datum *values, const char *nulls,
                     int expected);
+// Runs a read as owner_write_run does, with the latest snapshot rather than the transaction's:
+// at repeatable read too, it sees what committed after the transaction began. Returns the rows.
+int owner_read_latest(const char *sql, int nargs, Oid *types, Datum *values);
 
 }  // namespace pgsem

@@ -332,7 +332,7 @@ bool declarations_other_rate_in_force(const text *pattern, DeclaredKind kind, ch
             : "SELECT pg_catalog.min(name), pg_catalog.max(tat) FROM pgsem.buckets"
               " WHERE tat OPERATOR(pg_catalog.>) pg_catalog.now() AND" PGSEM_UNDER_PATTERN;
 #undef PGSEM_UNDER_PATTERN
-    (void)owner_write_run(sql, 1, types, values, nullptr, SPI_OK_SELECT);
+    (void)owner_read_latest(sql, 1, types, values);
     bool isnull = true;
     const Datum found = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
     if (!isnull) {

@@ -79,7 +79,8 @@ bool declarations_delete(const text *pattern, const char *covering);
 // whether a name under it has state of the other kind in force, which the new kind would not
 // count -- grants of a window whose windows have not passed (for a bucket), a bucket not full
 // again (for a window). One such name and when the last of that state ends go to *name and
-// *until.
+// *until. Read with the latest snapshot (at repeatable read too), under the lock that keeps rate
+// grants out meanwhile (store/locks.hpp: lock_rate_declarations).
 bool declarations_other_rate_in_force(const text *pattern, DeclaredKind kind, char **name,
                                       TimestampTz *until);
 // Gives (`granted`) or takes the right to claim to `grantee`, InvalidOid meaning PUBLIC.

@@ -14,6 +14,8 @@ constexpr LOCKMODE kFirstPlaceMode = ExclusiveLock;
 constexpr LOCKMODE kEmptyLineMode = ShareLock;  // conflicts with first place only
 constexpr LOCKMODE kRequestKeyMode = ExclusiveLock;
 constexpr LOCKMODE kBucketMode = ExclusiveLock;
+constexpr LOCKMODE kRateGrantMode = ShareLock;  // conflicts with the declarations' only
+constexpr LOCKMODE kRateDeclarationMode = ExclusiveLock;
 
 const unsigned char *bytes_of(const varlena *value) {
     return reinterpret_cast<const unsigned char *>(VARDATA_ANY(value));
@@ -112,6 +114,7 @@ LockClass pgsem_lock_class(const LOCKTAG &tag) {
         case LockClass::kQueue:
         case LockClass::kRequestKey:
         case LockClass::kBucket:
+        case LockClass::kRateKinds:
             return static_cast<LockClass>(tag.locktag_field4);
         default:
             return LockClass::kOther;
@@ -146,6 +149,30 @@ void unlock_bucket_mutex(const text *name) {
 bool try_lock_bucket_mutex(const text *name) {
     return acquire_for_transaction(name_tag(LockClass::kBucket, name), kBucketMode, true) !=
            LOCKACQUIRE_NOT_AVAIL;
+}
+
+// ---- rate grants against rate declarations ----------------------------------------------------
+
+namespace {
+
+LOCKTAG rate_kinds_tag() {
+    LOCKTAG tag;
+    set_advisory_tag(&tag, 0, static_cast<uint16>(LockClass::kRateKinds));
+    return tag;
+}
+
+}  // namespace
+
+void lock_rate_grants() {
+    (void)acquire_for_transaction(rate_kinds_tag(), kRateGrantMode, false);
+}
+
+void unlock_rate_grants() {
+    release_for_transaction(rate_kinds_tag(), kRateGrantMode);
+}
+
+void lock_rate_declarations() {
+    (void)acquire_for_transaction(rate_kinds_tag(), kRateDeclarationMode, false);
 }
 
 // ---- the slot mutex --------------------------------------------------------------------------

@@ -34,6 +34,7 @@ enum class LockClass : uint16 {
     kQueue = 0x5051,        // "PQ", 20561: the line
     kRequestKey = 0x504B,   // "PK", 20555
     kBucket = 0x5042,       // "PB", 20546: a token bucket's mutex
+    kRateKinds = 0x5052,    // "PR", 20562: rate grants against rate declarations, per database
 };
 
 // ---- tags ------------------------------------------------------------------------------------
@@ -63,6 +64,21 @@ void lock_bucket_mutex(const text *name);
 void unlock_bucket_mutex(const text *name);
 // Takes the mutex only if nobody holds it (pruning idle rows waits for no grant).
 bool try_lock_bucket_mutex(const text *name);
+
+// ---- rate grants against rate declarations (one tag per database) ----------------------------
+
+// Every rate grant (a sliding window's or a token bucket's) holds it in share mode from before it
+// reads the name's declaration until its transaction ends; a declaration that makes names a rate
+// limit holds it exclusively from before it looks for grants of the other kind in force until
+// its own transaction ends. So that look sees every grant made under the rules before the
+// declaration, and no grant is made under those rules after it. Waits as any lock does
+// (lock_timeout, cancels): a declaration made in autocommit holds the grants back for
+// microseconds.
+// A waiter lets go of it before it sleeps (it granted nothing under the rules it read) and takes
+// it again for its next look: a declaration waits for grants in flight, never for waiters.
+void lock_rate_grants();
+void unlock_rate_grants();
+void lock_rate_declarations();
 
 // ---- the slot mutex --------------------------------------------------------------------------
 
