@@ -3,9 +3,10 @@
 statement and the Sync, as a client of the raw protocol may (libpq never does), and prints what
 the client read: the rows or error of the call, then the outcome of the rest, one line each.
 
-    row_limited_grant.py SOCKET_DIR PORT USER DATABASE CALL MAX_ROWS [STATEMENT]
+    row_limited_grant.py SOCKET_DIR PORT USER DATABASE CALL MAX_ROWS [STATEMENT [SETUP]]
 
-With STATEMENT, that statement is sent instead of `SELECT <call>` (CALL is then unused).
+With STATEMENT, that statement is sent instead of `SELECT <call>` (CALL is then unused); with
+SETUP, that statement is run first as a simple query (a PREPARE for an EXECUTE, say).
 """
 import os
 import sys
@@ -18,6 +19,9 @@ def main():
     sockdir, port, user, db, call, max_rows = sys.argv[1:7]
     statement = sys.argv[7] if len(sys.argv) > 7 else "SELECT " + call
     c = Conn(sockdir, int(port), user, db, "row_limited_grant")
+    if len(sys.argv) > 8:
+        c.query(sys.argv[8])
+        c.until([b"Z"])
     c.parse(statement)
     c.bind()
     c.execute(max_rows=int(max_rows))

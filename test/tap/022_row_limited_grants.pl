@@ -75,6 +75,13 @@ for my $statement (
 	like($out, qr/^call: .*'error', '25001 sem_rate\(\) cannot run in a portal fetched with a row limit'/m,
 		"refused: $statement");
 }
+# EXECUTE runs its query in a portal of its own; the client's is the EXECUTE's. In a new session,
+# whose EXECUTE loads the library.
+my $out = send_with_row_limit('-', 1, 'EXECUTE p',
+	q{PREPARE p AS SELECT sem_rate('store-3', 1, '1 hour')});
+like($out, qr/^call: .*'error', '25001 sem_rate\(\) cannot run in a portal fetched with a row limit'/m,
+	'refused: EXECUTE of a prepared statement');
+is(query(q{SELECT sem_rate('store-3', 1, '1 hour')}), 't', 'and it granted nothing');
 is(query(q{SELECT count(*) FROM marks}), '0', 'and nothing of them was done');
 is(query(q{INSERT INTO marks VALUES (3) RETURNING sem_rate('store-1', 1, '1 hour')}), 't',
 	'the same statement as a simple query grants');

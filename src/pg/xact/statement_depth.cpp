@@ -15,6 +15,9 @@ int procedural_depth = 0;
 // DO blocks and CALLs run as the top-level statement outside a transaction block: non-atomic,
 // their code may COMMIT and ROLLBACK.
 int nonatomic_depth = 0;
+// The client's portal while a top-level utility statement runs (EXECUTE of a prepared statement
+// runs its query in a portal of its own, which is then the active one).
+Portal client_portal = nullptr;
 
 // The client's own statement is being run with a row limit: an extended-protocol Execute with
 // max_rows, after which its portal is suspended with its transaction still open, and the client
@@ -78,6 +81,8 @@ void depth_utility(PlannedStmt *statement, const char *query_string, bool read_o
         procedural && context == PROCESS_UTILITY_TOPLEVEL && !IsTransactionBlock();
     if (procedural) ++procedural_depth;
     if (nonatomic) ++nonatomic_depth;
+    const Portal outer_portal = client_portal;
+    if (context == PROCESS_UTILITY_TOPLEVEL) client_portal = ActivePortal;
     PG_TRY();
     {
         if (previous_utility != nullptr)
@@ -91,6 +96,7 @@ void depth_utility(PlannedStmt *statement, const char *query_string, bool read_o
     {
         if (procedural) --procedural_depth;
         if (nonatomic) --nonatomic_depth;
+        client_portal = outer_portal;
     }
     PG_END_TRY();
 }
@@ -145,16 +151,13 @@ bool inside_transaction_control() {
            (ActivePortal->commandTag == CMDTAG_DO || ActivePortal->commandTag == CMDTAG_CALL);
 }
 
-bool client_reads_rows_before_statement_ends() {
-    if (client_row_limit) return true;
-    // A portal whose query runs to its end into a store first (INSERT ... RETURNING, a WITH that
-    // writes, EXECUTE of a prepared statement), and is then sent from the store: a row limit of
-    // the client's applies to the sending alone, which runs no query, so it cannot be seen here.
-    // Such a portal of the extended protocol (visible, as a simple query's is not) may be fetched
-    // a row at a time: refused whatever the limit. Inside a transaction block the block's own
-    // rule applies.
-    if (ActivePortal == nullptr || !ActivePortal->visible || IsTransactionBlock()) return false;
-    switch (ActivePortal->strategy) {
+namespace {
+
+// A portal of the extended protocol (visible, as a simple query's is not) running now, whose rows
+// are sent from a store its query fills first.
+bool running_from_store(Portal portal) {
+    if (portal == nullptr || !portal->visible || portal->status != PORTAL_ACTIVE) return false;
+    switch (portal->strategy) {
         case PORTAL_ONE_RETURNING:
         case PORTAL_ONE_MOD_WITH:
         case PORTAL_UTIL_SELECT:
@@ -162,6 +165,22 @@ bool client_reads_rows_before_statement_ends() {
         default:
             return false;
     }
+}
+
+}  // namespace
+
+bool client_reads_rows_before_statement_ends() {
+    if (client_row_limit) return true;
+    // A portal whose query runs to its end into a store first (INSERT ... RETURNING, a WITH that
+    // writes, EXECUTE of a prepared statement), and is then sent from the store: a row limit of
+    // the client's applies to the sending alone, which runs no query, so it cannot be seen here.
+    // Such a portal of the extended protocol may be fetched a row at a time: refused whatever
+    // the limit. Inside a transaction block the block's own rule applies. The client's portal:
+    // the active one, or the one a top-level utility statement (EXECUTE) runs in; and the
+    // unnamed portal, most clients' one, when the library was loaded by this very statement.
+    if (IsTransactionBlock()) return false;
+    return running_from_store(client_portal != nullptr ? client_portal : ActivePortal) ||
+           running_from_store(GetPortalByName(""));
 }
 
 void warn_if_statement_scoped(const char *what, const char *hint) {
