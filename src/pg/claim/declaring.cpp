@@ -1,5 +1,7 @@
+#include "pg/base/argument_checks.hpp"
 #include "pg/claim/declaring.hpp"
 #include "pg/store/locks.hpp"
+#include "pg/store/timed_locks.hpp"
 
 namespace pgsem {
 
@@ -50,14 +52,33 @@ void require_may_declare(const char *function, const text *pattern) {
                  errhint("Declare a prefix (\"tenant:*\") for names that share limits.")));
 }
 
+// How long a rate declaration waits for the rate grants in flight (store/locks.hpp).
+constexpr int64 kRateGrantsPatience = 2 * USECS_PER_SEC;
+
+void take_rate_declarations(const text * /*pattern*/) {
+    lock_rate_declarations();
+}
+
 // A name granted as a sliding window and then as a token bucket (or the other way) would be
 // granted up to twice its limit: neither kind counts the other's grants. So a declaration that
 // makes names a rate limit of one kind waits until the state of the other has passed: 55006.
 void require_no_other_rate_in_force(const char *function, const text *pattern, DeclaredKind kind) {
     if (kind == DeclaredKind::kSemaphore) return;  // a semaphore counts every holder of a slot
     // No rate grant is in flight from here until this transaction ends, and the look below reads
-    // the latest committed state (store/locks.hpp, store/declarations.hpp).
-    lock_rate_declarations();
+    // the latest committed state (store/locks.hpp, store/declarations.hpp). The wait for the
+    // grants in flight is short: while it lasts, every new rate grant of the database queues
+    // behind it, and a grant's statement that goes on after its grant (SELECT sem_rate(...),
+    // pg_sleep(600)) would otherwise stall them all that long.
+    const TimestampTz now = GetCurrentTimestamp();
+    if (!wait_for_lock_until(take_rate_declarations, pattern, now + kRateGrantsPatience,
+                             lock_timeout_deadline(now)))
+        ereport(ERROR,
+                (errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+                 errmsg("%s: rate grants in flight held \"%s\" back for %s", function,
+                        text_to_cstring(pattern), interval_text(kRateGrantsPatience)),
+                 errdetail("A rate grant's statement holds the database's rate lock until it "
+                           "ends; one that goes on after its grant holds it that long."),
+                 errhint("Call it again.")));
     char *name = nullptr;
     TimestampTz until = 0;
     if (!declarations_other_rate_in_force(pattern, kind, &name, &until)) return;
