@@ -105,6 +105,33 @@ is( query(q{SELECT sem_bucket('tap-held', 2, '1 hour'),
 like(finish($holder), qr/^t\|/, 'the holder was granted');
 is(query(q{SELECT available FROM sem_buckets WHERE name = 'tap-held'}), '0', 'two granted, none left');
 
+# A declaration of a rate limit waits for the rate grants in flight (a database-wide lock they
+# hold in share mode until they commit), a short turn at a time in the lock's queue, where every
+# new rate grant queues behind it: a grant's statement that goes on after its grant for 6 s makes
+# the declaration give up after 2 s (55P03), and the fail-fast grants made meanwhile are answered
+# at once, not held until the statement ends.
+my ($declarer) = session($node);
+start_holding(q{SELECT sem_rate('tap-long', 1, '1 hour'), pg_sleep(6)});
+my $declared_at = time;
+my $decl_offset = -s $node->logfile;
+start($declarer, q{SELECT sem_declare_bucket('tap-new', 10, '1 minute')});
+$node->poll_query_until('postgres', q{
+    SELECT count(*) > 0 FROM pg_stat_activity
+     WHERE query LIKE 'SELECT sem_declare_bucket%' AND state = 'active'})
+  or die 'the declaration did not start';
+my $answered = '';
+for my $i (1 .. 5) {
+	$answered .= query(qq{SELECT sem_bucket('tap-other-$i', 100, '1 second')::text
+	                             || (clock_timestamp() - now() < interval '500 milliseconds')::text});
+	select(undef, undef, undef, 0.2);
+}
+is($answered, 'truetrue' x 5, 'five fail-fast grants meanwhile, each granted within 500 ms');
+finish($declarer);
+like(substr(slurp_file($node->logfile), $decl_offset), qr/rate grants in flight held "tap-new" back/,
+	'the declaration gave up with 55P03');
+cmp_ok(time - $declared_at, '<', 5, 'after its 2 s, not the holder\'s 6');
+finish($holder);
+
 # A grant that makes a new row removes idle rows (full for an hour) just after it in name order,
 # each under its mutex -- as its transaction commits, not during its statement: a statement that
 # goes on after its grant holds no idle name's mutex meanwhile, and a grant there goes through.

@@ -52,11 +52,35 @@ void require_may_declare(const char *function, const text *pattern) {
                  errhint("Declare a prefix (\"tenant:*\") for names that share limits.")));
 }
 
-// How long a rate declaration waits for the rate grants in flight (store/locks.hpp).
+// How long a rate declaration tries for the lock the rate grants in flight hold (store/locks.hpp),
+// and how: in the lock's queue for a short turn at a time, out of it as long again. While it is
+// in the queue every new rate grant of the database queues behind it, so a turn is short: a grant
+// in flight commits in far less, while a grant's statement that goes on after its grant
+// (SELECT sem_rate(...), pg_sleep(600)) holds the lock until it ends -- and would otherwise stall
+// every grant, fail-fast ones too, for as long as the declaration waited.
 constexpr int64 kRateGrantsPatience = 2 * USECS_PER_SEC;
+constexpr int64 kRateGrantsTurn = 50 * 1000;
 
 void take_rate_declarations(const text * /*pattern*/) {
     lock_rate_declarations();
+}
+
+// Whether it got the lock within kRateGrantsPatience.
+bool hold_rate_declarations(const text *pattern) {
+    const TimestampTz start = GetCurrentTimestamp();
+    const TimestampTz lock_deadline = lock_timeout_deadline(start);
+    for (;;) {
+        const TimestampTz now = GetCurrentTimestamp();
+        if (now >= start + kRateGrantsPatience) return false;
+        if (wait_for_lock_until(take_rate_declarations, pattern,
+                                Min(now + kRateGrantsTurn, start + kRateGrantsPatience),
+                                lock_deadline))
+            return true;
+        (void)WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+                        kRateGrantsTurn / 1000, PG_WAIT_EXTENSION);
+        ResetLatch(MyLatch);
+        CHECK_FOR_INTERRUPTS();
+    }
 }
 
 // A name granted as a sliding window and then as a token bucket (or the other way) would be
@@ -65,13 +89,8 @@ void take_rate_declarations(const text * /*pattern*/) {
 void require_no_other_rate_in_force(const char *function, const text *pattern, DeclaredKind kind) {
     if (kind == DeclaredKind::kSemaphore) return;  // a semaphore counts every holder of a slot
     // No rate grant is in flight from here until this transaction ends, and the look below reads
-    // the latest committed state (store/locks.hpp, store/declarations.hpp). The wait for the
-    // grants in flight is short: while it lasts, every new rate grant of the database queues
-    // behind it, and a grant's statement that goes on after its grant (SELECT sem_rate(...),
-    // pg_sleep(600)) would otherwise stall them all that long.
-    const TimestampTz now = GetCurrentTimestamp();
-    if (!wait_for_lock_until(take_rate_declarations, pattern, now + kRateGrantsPatience,
-                             lock_timeout_deadline(now)))
+    // the latest committed state (store/locks.hpp, store/declarations.hpp).
+    if (!hold_rate_declarations(pattern))
         ereport(ERROR,
                 (errcode(ERRCODE_LOCK_NOT_AVAILABLE),
                  errmsg("%s: rate grants in flight held \"%s\" back for %s", function,
