@@ -59,7 +59,7 @@ void require_may_declare(const char *function, const text *pattern) {
 // (SELECT sem_rate(...), pg_sleep(600)) holds the lock until it ends -- and would otherwise stall
 // every grant, fail-fast ones too, for as long as the declaration waited.
 constexpr int64 kRateGrantsPatience = 2 * USECS_PER_SEC;
-constexpr int64 kRateGrantsTurn = 50 * 1000;
+constexpr int64 kRateGrantsTurn = 50 * core::kMicrosPerMilli;
 
 void take_rate_declarations(const text * /*pattern*/) {
     lock_rate_declarations();
