@@ -22,6 +22,13 @@ namespace pgsem {
 
 namespace {
 
+// Whether any member of a set is a rate limit's grant.
+bool has_rate_member(const SlotRequest *members, int32 count) {
+    for (int32 m = 0; m < count; ++m)
+        if (members[m].rate) return true;
+    return false;
+}
+
 // ---- 1. admit ----------------------------------------------------------------------------------
 
 // claim() and claim_all() then apply each semaphore's declaration (declared_limits.hpp): it sets
@@ -45,7 +52,7 @@ void admit(const char *function, const SlotRequest &request) {
 // caller acted on it. (Its commit is durable as every lease's is: after_grant.)
 void admit_set(const char *function, const SetRequest &set) {
     SlotRequest as_one = set.members[0];
-    for (int32 m = 1; m < set.count; ++m) as_one.rate = as_one.rate || set.members[m].rate;
+    as_one.rate = has_rate_member(set.members, set.count);
     admit(function, as_one);
 }
 
@@ -329,8 +336,7 @@ SlotGrant wait_for_slot(const char *function, SlotRequest *request, TimestampTz 
 bool wait_for_set(const char *function, SlotRequest *members, int32 count, TimestampTz start,
                   TimestampTz deadline, SetGrant *out) {
     const SetRequest set{members, count};
-    bool rate = false;
-    for (int32 m = 0; m < count; ++m) rate = rate || members[m].rate;
+    const bool rate = has_rate_member(members, count);
     LineWait *lines = static_cast<LineWait *>(palloc(sizeof(LineWait) * set.count));
     int32 joined = 0;
     while (joined < set.count && line_join(&lines[joined], set.members[joined], start, deadline))
@@ -458,9 +464,8 @@ void claim_all(const char *function, const SetRequest &asked, int64 wait, SetGra
     }
     for (int32 m = held_lines - 1; m >= 0; --m) let_go_of_line(set.members[m].name);
     if (!grant->granted && wait > 0) {
-        bool rate = false;
-        for (int32 m = 0; m < set.count; ++m) rate = rate || members[m].rate;
-        if (rate) unlock_rate_grants();  // taken by admit_set(); a waiter holds it per look
+        if (has_rate_member(members, set.count))
+            unlock_rate_grants();  // taken by admit_set(); a waiter holds it per look
         grant->granted = wait_for_set(function, members, set.count, start, start + wait, grant);
     }
     if (grant->granted)

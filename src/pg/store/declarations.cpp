@@ -214,6 +214,14 @@ bool declarations_lock(const text *pattern, Declaration *found) {
     return rows > 0;
 }
 
+// Whether the name in `column` falls under pattern $1: the name itself, or (a pattern ending in
+// *) one that begins with its stem.
+#define PGSEM_UNDER_PATTERN(column)                           \
+    "(" column                                                \
+    " OPERATOR(pg_catalog.=) $1"                              \
+    " OR (pg_catalog.right($1, 1) OPERATOR(pg_catalog.=) '*'" \
+    "     AND pg_catalog.starts_with(" column ", pg_catalog.left($1, -1))))"
+
 // The highest slot plus one held now on any name under pattern $1, as the views count holders:
 // unended leases (in flight or live, or expired and not yet reaped) and transaction and session
 // claims (one of whose name the registry lost counts for every pattern). NULL: none.
@@ -221,9 +229,7 @@ bool declarations_lock(const text *pattern, Declaration *found) {
     "(SELECT pg_catalog.max(h.slot) OPERATOR(pg_catalog.+) 1"                \
     "   FROM (SELECT c.name, c.slot FROM pgsem.unended_claims() c"           \
     "         UNION ALL SELECT l.name, l.slot FROM pgsem.lock_claims() l) h" \
-    "  WHERE h.name IS NULL OR h.name OPERATOR(pg_catalog.=) $1"             \
-    "     OR (pg_catalog.right($1, 1) OPERATOR(pg_catalog.=) '*'"            \
-    "         AND pg_catalog.starts_with(h.name, pg_catalog.left($1, -1))))"
+    "  WHERE h.name IS NULL OR " PGSEM_UNDER_PATTERN("h.name") ")"
 
 namespace {
 
@@ -319,19 +325,16 @@ bool declarations_other_rate_in_force(const text *pattern, DeclaredKind kind, ch
     const OwnerWrite as = begin_owner_write(kTable, "pgsem 1.2");
     Oid types[] = {TEXTOID};
     Datum values[] = {PointerGetDatum(pattern)};
-#define PGSEM_UNDER_PATTERN                                    \
-    " (name OPERATOR(pg_catalog.=) $1"                         \
-    "  OR (pg_catalog.right($1, 1) OPERATOR(pg_catalog.=) '*'" \
-    "      AND pg_catalog.starts_with(name, pg_catalog.left($1, -1))))"
     // A bucket would not count a window's grants; a window would not count a bucket's TAT.
     const char *sql =
         kind == DeclaredKind::kBucket
             ? "SELECT pg_catalog.min(name), pg_catalog.max(expires_at) FROM pgsem.claims"
               " WHERE rate AND ended_at IS NULL"
-              "   AND expires_at OPERATOR(pg_catalog.>) pg_catalog.now() AND" PGSEM_UNDER_PATTERN
+              "   AND expires_at OPERATOR(pg_catalog.>) pg_catalog.now()"
+              "   AND " PGSEM_UNDER_PATTERN("name")
             : "SELECT pg_catalog.min(name), pg_catalog.max(tat) FROM pgsem.buckets"
-              " WHERE tat OPERATOR(pg_catalog.>) pg_catalog.now() AND" PGSEM_UNDER_PATTERN;
-#undef PGSEM_UNDER_PATTERN
+              " WHERE tat OPERATOR(pg_catalog.>) pg_catalog.now()"
+              "   AND " PGSEM_UNDER_PATTERN("name");
     (void)owner_read_latest(sql, 1, types, values);
     bool isnull = true;
     const Datum found = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
@@ -343,6 +346,8 @@ bool declarations_other_rate_in_force(const text *pattern, DeclaredKind kind, ch
     end_owner_write(as);
     return !isnull;
 }
+
+#undef PGSEM_UNDER_PATTERN
 
 void declarations_set_grant(const text *pattern, Oid grantee, bool granted) {
     const OwnerWrite as = begin_owner_write(kTable, "pgsem 1.2");
