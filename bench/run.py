@@ -73,19 +73,29 @@ SEM_CELLS += [("pg_advisory_xact_lock(bigint)", "bigint_xact_lock", 32, {}, None
               ("SELECT 1", "select1", 32, {}, None)]
 
 # Rate limits (1.2). A sliding-window grant against the lease claim it is made of (a lease of the
-# window's length, never released), at 1 and 8 clients, on windows no client fills (n = 1,000,000
-# per second: each call is granted, reusing the slot of a grant whose window has passed); and the
-# cost of a call on a full window of n = 100 against one of n = 100,000 (both per minute, filled
-# beforehand: setup_rates), which must not grow with n. Redis' sliding window is in DRIVER_CELLS'
-# rate list below.
+# window's length, never released), at 1 and 8 clients, on windows no client fills, in the two
+# states a window's slots can be in:
+# - n = 1,000,000 per second: slots no grant (or lease) has used yet, so each call only inserts;
+# - n = 30,000 per second, every slot used before the rounds (setup_rates): each call reuses the
+#   slot of a grant (or lease) that has passed, recording it as ended first. A busy window of any
+#   n ends up here once it has used all its slots, and so does a busy semaphore of leases.
+# And the cost of a call on a full window of n = 100 against one of n = 100,000 (both per minute,
+# filled beforehand: setup_rates), which must not grow with n. Redis' sliding window is in
+# DRIVER_CELLS' rate list below.
+REUSED_N = 30000
 RATE_CELLS = []
 for clients in (1, 8):
     v = {"n": 1000000, "per_ms": 1000, "group": 20 + clients}
+    reused = {"n": REUSED_N, "per_ms": 1000, "group": 50 + clients}
     RATE_CELLS += [
         ("pgsem sem_rate grant, 1000000 per s", "pgsem_rate_grant", clients, v, "ids"),
         ("pgsem lease of 1 s, never released", "pgsem_lease_only", clients, v, "ids"),
         ("pgsem sem_bucket grant, 1000000 per s", "pgsem_bucket_grant", clients, v,
          "bucket_writes"),
+        (f"pgsem sem_rate grant, {REUSED_N} per s, slots used", "pgsem_rate_grant", clients,
+         reused, "ids"),
+        (f"pgsem lease of 1 s, n={REUSED_N}, slots used", "pgsem_lease_only", clients, reused,
+         "ids"),
     ]
 RATE_CELLS += [
     ("pgsem sem_rate, full window of 100 per min", "pgsem_rate_grant", 8,
@@ -230,8 +240,18 @@ def setup_held(conn):
 
 
 def setup_rates(conn):
-    """The full windows of the rate cells: n grants each, a minute long (the cells' group 30 and
-    31, bench/sql/pgsem_rate_grant.sql's names)."""
+    """The "slots used" cells' windows and semaphores, every slot taken once for a second (group
+    51 and 58); then the full windows of the rate cells, n grants each, a minute long (group 30 and
+    31), last, so that their minute runs during the rounds. Names: bench/sql/pgsem_rate_grant.sql,
+    pgsem_lease_only.sql."""
+    for group in (51, 58):
+        granted = query(conn, "SELECT count(*) FILTER (WHERE sem_rate(%s, %s, '1 second'))"
+                              " FROM generate_series(1, %s)", (f"bench-rate-{group}", REUSED_N,
+                                                             REUSED_N))
+        leased = query(conn, "SELECT count(sem_claim(%s, %s, '1 second'))"
+                             " FROM generate_series(1, %s)", (f"bench-lease-{group}", REUSED_N,
+                                                            REUSED_N))
+        assert granted == REUSED_N and leased == REUSED_N, (group, granted, leased)
     for group, n in ((30, 100), (31, 100000)):
         granted = query(conn, "SELECT count(*) FILTER (WHERE sem_rate(%s, %s, '1 minute'))"
                               " FROM generate_series(1, %s)", (f"bench-rate-{group}", n, n))
@@ -406,6 +426,10 @@ def main():
             r = ratio(grant, other, 1)
             if r:
                 print(f"| sem_rate grants / {label}, {c} clients | {r:.2f} |")
+        r = ratio((f"pgsem sem_rate grant, {REUSED_N} per s, slots used", c),
+                  (f"pgsem lease of 1 s, n={REUSED_N}, slots used", c), 1)
+        if r:
+            print(f"| sem_rate grants / lease claim of 1 s, slots used, {c} clients | {r:.2f} |")
         bucket = ("pgsem sem_bucket grant, 1000000 per s", c)
         for label, other in (("lease claim of 1 s", ("pgsem lease of 1 s, never released", c)),
                              ("Redis GCRA token bucket",

@@ -22,6 +22,11 @@ namespace pgsem::core {
 inline constexpr std::int32_t kLockedScanMaxSlots = 8;
 inline constexpr std::int32_t kOrderedScanMaxSlots = 64;
 inline constexpr std::int32_t kRandomProbes = 64;
+// A rate limit's grant whose window has used every slot spends this many of its probes before
+// it reads the index of grants in grant order: a probe finds a passed grant's slot in one read
+// while the window has room to spare, the index read takes a dozen; on a window that is nearly
+// full, the probes cost two reads more.
+inline constexpr std::int32_t kRateFirstProbes = 2;
 
 // What one claim row, as seen by a dirty read, means for its slot right now.
 enum class Occupancy : std::uint8_t {

@@ -125,14 +125,16 @@ suite_stress() {
     record_suite stress "$passed" "$failed"
 }
 
-# Rate limits under cancels and kills: 32 clients ask a sliding window (sem_rate, 10 per 200 ms)
-# and a token bucket (sem_bucket, 50 per second, burst 10) for 1-3 permits, half of the calls
-# waiting up to 100 ms, each grant logged by the statement that makes it (the log row commits
-# with the grant, or neither does); a killer cancels or terminates a random client's backend every
-# 300 ms. Then: the log and the server's history hold the same sliding-window grants (none lost,
-# none made twice); no window of 200 ms holds more than 10 (server history, grant times); no span
-# of the bucket's log holds more than burst + span x rate (+3: a grant is logged a little after
-# it is made). Sets RATE_PASSED and RATE_FAILED.
+# Rate limits under cancels and kills: 32 clients ask two sliding windows (sem_rate, 10 per
+# 200 ms, and 100 per 200 ms: above 64 slots a grant takes the slots above the highest used one
+# without queueing for their mutexes, then random probes, then the passed grants' slots) and a
+# token bucket (sem_bucket, 50 per second, burst 10) for 1-3 permits, half of the calls waiting up
+# to 100 ms, each grant logged by the statement that makes it (the log row commits with the grant,
+# or neither does); a killer cancels or terminates a random client's backend every 300 ms. Then,
+# for each window: the log and the server's history hold the same grants (none lost, none made
+# twice); no window of 200 ms holds more than n (server history, grant times). No span of the
+# bucket's log holds more than burst + span x rate (+3: a grant is logged a little after it is
+# made). Sets RATE_PASSED and RATE_FAILED.
 rate_limits_under_kills() {
     local out=$1 seconds=${STRESS_RATE_SECONDS:-8}
     RATE_PASSED=0
@@ -144,6 +146,7 @@ rate_limits_under_kills() {
     }
     local call
     for call in "rate|sem_rate('stress.rate', 10, '200 milliseconds'" \
+                "wide|sem_rate('stress.wide', 100, '200 milliseconds'" \
                 "bucket|sem_bucket('stress.bucket', 50, '1 second', burst => 10"; do
         printf '%s\n' '\set p random(1, 3)' '\set w random(0, 1) * 100' \
             "INSERT INTO stress_rate_log (kind, permits) SELECT '${call%%|*}', :p WHERE ${call#*|}, permits => :p, wait => make_interval(secs => :w / 1000.0));" \
@@ -151,7 +154,7 @@ rate_limits_under_kills() {
     done
     # Killed clients stop (pgbench does not reconnect): 32 start, about 26 are struck.
     "$PG_BINDIR/pgbench" -n -c 32 -j 2 -T "$seconds" -f "$out/rate-rate.sql" \
-        -f "$out/rate-bucket.sql" pgsem_stress >"$out/rate.log" 2>&1 &
+        -f "$out/rate-wide.sql" -f "$out/rate-bucket.sql" pgsem_stress >"$out/rate.log" 2>&1 &
     local bench=$! end=$((SECONDS + seconds)) strikes=0
     sleep 0.5
     while [ "$SECONDS" -lt "$end" ]; do
@@ -163,38 +166,45 @@ rate_limits_under_kills() {
         sleep 0.3
     done
     wait "$bench"
-    local verdict
+    local window kind n verdict logged held widest
+    for window in "rate 10" "wide 100"; do
+        read -r kind n <<<"$window"
+        verdict=$(psql -X -At -d pgsem_stress -F ' ' -c "
+            SELECT (SELECT coalesce(sum(permits), 0) FROM stress_rate_log WHERE kind = '$kind'),
+                   (SELECT count(*) FROM pgsem.claims WHERE name = 'stress.$kind' AND rate),
+                   (SELECT coalesce(max(c), 0) FROM (
+                        SELECT count(*) OVER (ORDER BY claimed_at RANGE BETWEEN
+                                              interval '199999 microseconds' PRECEDING AND
+                                              CURRENT ROW) c
+                          FROM pgsem.claims WHERE name = 'stress.$kind' AND rate) w)")
+        read -r logged held widest <<<"$verdict"
+        echo "rate limits under $strikes strikes, $n per 200 ms: $logged permits logged, $held" \
+            "in the history, at most $widest in 200 ms"
+        if [ -n "$held" ] && [ "$logged" -eq "$held" ] && [ "$logged" -gt 0 ]; then
+            echo "ok: every grant of $n per 200 ms is in the log and the history, once"
+            RATE_PASSED=$((RATE_PASSED + 1))
+        else
+            echo "FAILED: grants of $n per 200 ms logged ($logged) and in the history ($held) differ"
+            RATE_FAILED=$((RATE_FAILED + 1))
+        fi
+        if [ -n "$widest" ] && [ "$widest" -le "$n" ] && [ "$strikes" -gt 0 ]; then
+            echo "ok: no 200 ms held more than $n permits of $n per 200 ms, under $strikes strikes"
+            RATE_PASSED=$((RATE_PASSED + 1))
+        else
+            echo "FAILED: a 200 ms window held $widest permits of $n (or no strike landed)"
+            RATE_FAILED=$((RATE_FAILED + 1))
+        fi
+    done
     verdict=$(psql -X -At -d pgsem_stress -F ' ' -c "
-        SELECT (SELECT coalesce(sum(permits), 0) FROM stress_rate_log WHERE kind = 'rate'),
-               (SELECT count(*) FROM pgsem.claims WHERE name = 'stress.rate' AND rate),
-               (SELECT coalesce(max(c), 0) FROM (
-                    SELECT count(*) OVER (ORDER BY claimed_at RANGE BETWEEN
-                                          interval '199999 microseconds' PRECEDING AND CURRENT ROW) c
-                      FROM pgsem.claims WHERE name = 'stress.rate' AND rate) w),
-               (SELECT coalesce(sum(permits), 0) FROM stress_rate_log WHERE kind = 'bucket'),
+        SELECT (SELECT coalesce(sum(permits), 0) FROM stress_rate_log WHERE kind = 'bucket'),
                (WITH g AS (SELECT at, permits, sum(permits) OVER (ORDER BY at, ctid) AS cum
                              FROM stress_rate_log WHERE kind = 'bucket')
                 SELECT count(*) FROM g a JOIN g b ON b.at >= a.at
                  WHERE b.cum - a.cum + a.permits >
                        10 + 3 + ceil(extract(epoch FROM b.at - a.at) * 50))")
-    local logged held widest bucket_permits over
-    read -r logged held widest bucket_permits over <<<"$verdict"
-    echo "rate limits under $strikes strikes: $logged window permits logged, $held in the history," \
-        "at most $widest in 200 ms; $bucket_permits bucket permits"
-    if [ -n "$held" ] && [ "$logged" -eq "$held" ] && [ "$logged" -gt 0 ]; then
-        echo "ok: every sliding-window grant is in the log and the history, once"
-        RATE_PASSED=$((RATE_PASSED + 1))
-    else
-        echo "FAILED: sliding-window grants logged ($logged) and in the history ($held) differ"
-        RATE_FAILED=$((RATE_FAILED + 1))
-    fi
-    if [ -n "$widest" ] && [ "$widest" -le 10 ] && [ "$strikes" -gt 0 ]; then
-        echo "ok: no 200 ms held more than 10 sliding-window permits, under $strikes strikes"
-        RATE_PASSED=$((RATE_PASSED + 1))
-    else
-        echo "FAILED: a 200 ms window held $widest permits of 10 (or no strike landed)"
-        RATE_FAILED=$((RATE_FAILED + 1))
-    fi
+    local bucket_permits over
+    read -r bucket_permits over <<<"$verdict"
+    echo "rate limits under $strikes strikes: $bucket_permits bucket permits"
     if [ -n "$over" ] && [ "$over" -eq 0 ] && [ "$bucket_permits" -gt 0 ]; then
         echo "ok: no span of the bucket's log held more than burst + span x rate"
         RATE_PASSED=$((RATE_PASSED + 1))

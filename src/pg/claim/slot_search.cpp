@@ -231,6 +231,7 @@ void candidates_begin(SlotCandidates *candidates, ClaimsTable *table, const Slot
     candidates->passed_room = 0;
     candidates->passed_count = 0;
     candidates->passed_next = 0;
+    candidates->passed_pending = false;
     if (request.n <= core::kLockedScanMaxSlots) {
         candidates->phase = SlotCandidates::kEverySlot;
     } else if (request.n > core::kOrderedScanMaxSlots) {
@@ -242,15 +243,38 @@ void candidates_begin(SlotCandidates *candidates, ClaimsTable *table, const Slot
     }
     if (request.rate && request.n > core::kLockedScanMaxSlots) {
         candidates->after_rate = candidates->phase;
-        candidates->phase = SlotCandidates::kRatePassed;
-        read_passed_windows(candidates);
+        candidates->phase = SlotCandidates::kAboveHighest;
+        candidates->next = highest_slot_with_rows(candidates) + 1;
     }
+}
+
+bool candidates_may_wait(const SlotCandidates &candidates) {
+    // Concurrent grants all start at the same slot above the highest: the one that has its mutex
+    // takes it, and the others go on to the next at once instead of queueing behind it.
+    return candidates.phase != SlotCandidates::kAboveHighest;
 }
 
 bool candidates_next(SlotCandidates *candidates, int32 *slot) {
     const SlotRequest &request = *candidates->request;
     CHECK_FOR_INTERRUPTS();
     switch (candidates->phase) {
+        case SlotCandidates::kAboveHighest:
+            if (candidates->next < request.n) {
+                *slot = candidates->next++;
+                return true;
+            }
+            if (candidates->after_rate == SlotCandidates::kRandomProbes) {
+                // Every slot used: a few random probes first, which find a passed grant's slot
+                // in one read each while the window has room to spare; the index of grants in
+                // grant order is read only when they miss.
+                candidates->phase = SlotCandidates::kRandomProbes;
+                candidates->probes_left = core::kRateFirstProbes;
+                candidates->passed_pending = true;
+                return candidates_next(candidates, slot);
+            }
+            candidates->phase = SlotCandidates::kRatePassed;
+            read_passed_windows(candidates);
+            [[fallthrough]];
         case SlotCandidates::kRatePassed:
             if (candidates->passed_next < candidates->passed_count) {
                 // From a random one on: concurrent grants would all start at the earliest, and
@@ -264,18 +288,11 @@ bool candidates_next(SlotCandidates *candidates, int32 *slot) {
                 *slot = candidates->passed[at];
                 return true;
             }
-            candidates->phase = SlotCandidates::kAboveHighest;
-            candidates->next = highest_slot_with_rows(candidates) + 1;
-            [[fallthrough]];
-        case SlotCandidates::kAboveHighest:
-            if (candidates->next < request.n) {
-                *slot = candidates->next++;
-                return true;
-            }
             // Holes below the highest slot (a grant rolled back while a later one took a slot
-            // above it, a claim of another kind given back): with few slots the general search
-            // finds them; with many, only its random probes look, so that a refusal of a full
-            // window costs what a grant costs at any n, and a hole is found by a later call.
+            // above it, a slot skipped for its mutex whose holder gave it back, a claim of another
+            // kind given back): with few slots the general search finds them; with many, only its
+            // random probes look, so that a refusal of a full window costs what a grant costs at
+            // any n, and a hole is found by a later call.
             candidates->phase = candidates->after_rate;
             candidates->next = 0;
             return candidates_next(candidates, slot);
@@ -291,7 +308,14 @@ bool candidates_next(SlotCandidates *candidates, int32 *slot) {
                                candidates->grant))
                     return true;
             }
-            if (request.rate) return false;  // see kAboveHighest
+            if (candidates->passed_pending) {
+                candidates->passed_pending = false;
+                candidates->probes_left = core::kRandomProbes - core::kRateFirstProbes;
+                candidates->phase = SlotCandidates::kRatePassed;
+                read_passed_windows(candidates);
+                return candidates_next(candidates, slot);
+            }
+            if (request.rate) return false;  // see kRatePassed
             candidates->phase = SlotCandidates::kLowestFree;
             [[fallthrough]];
         case SlotCandidates::kLowestFree:

@@ -46,13 +46,17 @@ Reap reap(ClaimsTable *table, ItemPointerData tid, TimestampTz now);
 // turn; above core::kOrderedScanMaxSlots random probes of slots that look free first; then the
 // lowest slot that looks free, again and again past the ones that turn out held. "Looks free" is
 // a read without the slot's mutex: the caller takes the mutex and looks again (slot_rows_free).
-// A rate limit's grant tries first the slots whose grants' windows have passed, earliest first
-// (from the index of rate grants in grant order), then the slots above the highest one held, and
-// only then the others: at any n, a grant on a window that has room finds it in a few index reads.
+// A rate limit's grant tries first the slots above the highest one any row is on (never used, or
+// pruned: taking one only inserts), then (above core::kOrderedScanMaxSlots) a few random probes,
+// then the slots whose grants' windows have passed (from the index of rate grants in grant order;
+// reusing one also records the passed grant as ended), and only then the others: at any n, a
+// grant on a window that has room finds it in a few index reads.
+// A window's slots are so used up in order, as a lease's are not (random probes): a window of
+// many slots would otherwise be left with scattered unused slots that only probes could find.
 struct SlotCandidates {
     enum Phase : unsigned char {
-        kRatePassed,
         kAboveHighest,
+        kRatePassed,
         kEverySlot,
         kRandomProbes,
         kLowestFree
@@ -74,11 +78,15 @@ struct SlotCandidates {
     int passed_count;
     int passed_next;
     int passed_start;
+    bool passed_pending;  // a rate grant's first probes are under way; the passed windows next
 };
 void candidates_begin(SlotCandidates *candidates, ClaimsTable *table, const SlotRequest &request,
                       SlotGrant *grant);
 // The next slot to try; false when there is none left.
 bool candidates_next(SlotCandidates *candidates, int32 *slot);
+// Whether the slot just offered is worth waiting for when its mutex is taken (a lease claimer's
+// first pick); false where the next candidate is as good.
+bool candidates_may_wait(const SlotCandidates &candidates);
 
 // Under the slot's mutex: whether the slot's rows leave it free. With `reap_expired`, expired
 // leases are recorded as timed out on the way (a lease claimer's insert needs their rows ended);
