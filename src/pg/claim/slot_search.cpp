@@ -205,15 +205,37 @@ void read_passed_windows(SlotCandidates *candidates) {
     claim_scan_end(&scan);
 }
 
+// The highest slot in [low, n) that a row holds (or is expired on), or -1.
+int32 highest_slot_from(SlotCandidates *candidates, int32 low) {
+    const SlotRequest &request = *candidates->request;
+    ClaimScan scan;
+    ClaimRow row;
+    slot_scan_begin(candidates->table, &scan, request.name, low, request.n, true);
+    const int32 highest = claim_scan_next(&scan, &row) ? row.slot : -1;
+    claim_scan_end(&scan);
+    return highest;
+}
+
+// This backend's last answer of highest_slot_with_rows, by name key. A backward index scan
+// checks every entry of its first page that its lower bound admits: from slot 0, the whole last
+// page of the name's entries (measured: 3 % of a grant's CPU at 8 clients); from the last answer,
+// the few slots taken since. A stale or colliding hint only costs the second read.
+struct HighestHint {
+    uint64 name;
+    int32 slot;
+};
+HighestHint last_highest{0, -1};
+
 // The highest slot below n that a row holds (or is expired on), or -1: the slots above it have
 // never been taken since their rows were pruned, or were given back.
 int32 highest_slot_with_rows(SlotCandidates *candidates) {
     const SlotRequest &request = *candidates->request;
-    ClaimScan scan;
-    ClaimRow row;
-    slot_scan_begin(candidates->table, &scan, request.name, 0, request.n, true);
-    const int32 highest = claim_scan_next(&scan, &row) ? row.slot : -1;
-    claim_scan_end(&scan);
+    const uint64 key = name_key(request.name);
+    int32 highest = -1;
+    if (last_highest.name == key && last_highest.slot > 0 && last_highest.slot < request.n)
+        highest = highest_slot_from(candidates, last_highest.slot);
+    if (highest < 0) highest = highest_slot_from(candidates, 0);
+    last_highest = HighestHint{key, highest};
     return highest;
 }
 
