@@ -658,3 +658,67 @@ CREATE VIEW @extschema@.sem_buckets AS
 COMMENT ON VIEW @extschema@.sem_buckets IS
     'token buckets (sem_bucket): the rule of the last grant, the permits available now, when the bucket is full again';
 GRANT SELECT ON @extschema@.sem_buckets TO PUBLIC;
+
+------------------------------------------------------------------------------------------------
+-- Counters: sem_stats, sem_stats_reset
+------------------------------------------------------------------------------------------------
+
+-- The counters of each name since the server started (or since sem_stats_reset), kept in shared
+-- memory when pgsem is in shared_preload_libraries (src/pg/store/name_stats.hpp); without it,
+-- no rows and a notice. name is NULL on the row of the names folded to make room
+-- (pgsem.stats_max_names).
+CREATE FUNCTION pgsem.stats(
+    OUT name text, OUT names_folded bigint, OUT since timestamptz, OUT last_active timestamptz,
+    OUT granted bigint, OUT granted_after_wait bigint, OUT refused bigint, OUT timed_out bigint,
+    OUT wait_errors bigint, OUT released bigint, OUT expired_permits bigint, OUT renewed bigint,
+    OUT permits_granted bigint, OUT wait_seconds double precision,
+    OUT wait_max_seconds double precision, OUT held_seconds double precision)
+    RETURNS SETOF record
+    AS 'MODULE_PATHNAME', 'pgsem_stats'
+    LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+
+-- Counters beside what holds and waits now. A name appears once it has a counted event, a
+-- holder or a waiter.
+CREATE VIEW @extschema@.sem_stats AS
+    SELECT COALESCE(c.name, h.name, w.name) AS name,
+           c.name IS NULL AND h.name IS NULL AND w.name IS NULL AS other,
+           c.names_folded, c.since, c.last_active,
+           c.granted, c.granted_after_wait, c.refused, c.timed_out, c.wait_errors, c.released,
+           c.expired_permits, c.renewed, c.permits_granted, c.wait_seconds, c.wait_max_seconds,
+           c.held_seconds,
+           COALESCE(h.leases, 0) AS leases,
+           COALESCE(h.transaction_slots, 0) AS transaction_slots,
+           COALESCE(h.session_slots, 0) AS session_slots,
+           COALESCE(h.permits_in_use, 0) AS permits_in_use,
+           COALESCE(w.waiters, 0) AS waiters,
+           COALESCE(w.permits_waited, 0) AS permits_waited,
+           pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) w.oldest_since AS oldest_wait
+      FROM pgsem.stats() c
+      FULL JOIN (SELECT s.name,
+                        pg_catalog.count(DISTINCT s.id) AS leases,
+                        pg_catalog.count(*) FILTER (WHERE s.kind OPERATOR(pg_catalog.=) 'transaction')
+                            AS transaction_slots,
+                        pg_catalog.count(*) FILTER (WHERE s.kind OPERATOR(pg_catalog.=) 'session')
+                            AS session_slots,
+                        pg_catalog.count(*) AS permits_in_use
+                   FROM @extschema@.sem_holders s
+                  GROUP BY s.name) h ON h.name OPERATOR(pg_catalog.=) c.name
+      FULL JOIN (SELECT v.name, pg_catalog.count(*) AS waiters,
+                        pg_catalog.sum(v.permits) AS permits_waited,
+                        pg_catalog.min(v.waiting_since) AS oldest_since
+                   FROM @extschema@.sem_waiters v
+                  GROUP BY v.name) w
+        ON w.name OPERATOR(pg_catalog.=) COALESCE(c.name, h.name);
+COMMENT ON VIEW @extschema@.sem_stats IS
+    'per semaphore, rate limit or bucket: counters since the server started or sem_stats_reset (needs pgsem in shared_preload_libraries), and what holds and waits now';
+GRANT SELECT ON @extschema@.sem_stats TO PUBLIC;
+
+-- Forgets the counters of one name, or of all (NULL). Not for PUBLIC: every monitoring system
+-- reading the counters sees them go back to zero. A superuser grants it to an operator's role.
+CREATE FUNCTION @extschema@.sem_stats_reset(name text DEFAULT NULL)
+    RETURNS bigint
+    AS 'MODULE_PATHNAME', 'pgsem_stats_reset'
+    LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+COMMENT ON FUNCTION @extschema@.sem_stats_reset(text) IS
+    'forgets the sem_stats counters of name (NULL: of every name); returns how many rows it forgot';
+REVOKE ALL ON FUNCTION @extschema@.sem_stats_reset(text) FROM PUBLIC;

@@ -3,7 +3,7 @@
 -- Runs in one transaction that is rolled back, so files are independent of each other.
 \set ON_ERROR_STOP 1
 BEGIN;
-SELECT plan(274);
+SELECT plan(281);
 
 -- One row per function of the API: the expected catalog entry.
 CREATE TEMP TABLE api (
@@ -70,7 +70,8 @@ INSERT INTO api VALUES
     ('sem_pause', '{text,"timestamp with time zone"}', 'timestamp with time zone', 'volatile', false, 'u',
         'name text, until timestamp with time zone'),
     ('sem_bucket', '{text,integer,interval,integer,interval,integer}', 'boolean', 'volatile', false, 'u',
-        'name text, n integer DEFAULT NULL::integer, per interval DEFAULT NULL::interval, permits integer DEFAULT 1, wait interval DEFAULT ''00:00:00''::interval, burst integer DEFAULT NULL::integer');
+        'name text, n integer DEFAULT NULL::integer, per interval DEFAULT NULL::interval, permits integer DEFAULT 1, wait interval DEFAULT ''00:00:00''::interval, burst integer DEFAULT NULL::integer'),
+    ('sem_stats_reset', '{text}', 'bigint', 'volatile', false, 'r', 'name text DEFAULT NULL::text');
 
 -- The catalog entry of each, found by exact signature in the extension's schema.
 CREATE TEMP VIEW api_proc AS
@@ -89,11 +90,11 @@ SELECT results_eq(
        ORDER BY 1$$,
     $$SELECT format('%I(%s)', name, array_to_string(args, ','))::regprocedure::text
         FROM api ORDER BY 1$$,
-    'pgsem owns exactly the 36 functions of its API in its schema');
-SELECT is((SELECT count(*) FROM api_proc WHERE fn IS NOT NULL), 36::bigint,
+    'pgsem owns exactly the 37 functions of its API in its schema');
+SELECT is((SELECT count(*) FROM api_proc WHERE fn IS NOT NULL), 37::bigint,
           'every API function resolves by its exact signature');
 
--- 2. Per function: exists, returns, volatility, strictness, language, parallel safety (6 x 36).
+-- 2. Per function: exists, returns, volatility, strictness, language, parallel safety (6 x 37).
 SELECT has_function('public', name, args,
                     format('%s(%s) exists', name, array_to_string(args, ', ')))
   FROM api ORDER BY name, args;
@@ -136,7 +137,7 @@ SELECT results_eq(
     $$VALUES ('fnv1a_64(bytea)'), ('fnv1a_64(text)')$$,
     'only fnv1a_64 is PARALLEL SAFE');
 
--- 4. None is SECURITY DEFINER or pins settings (the SQL script says none needs to) (36 + 1).
+-- 4. None is SECURITY DEFINER or pins settings (the SQL script says none needs to) (37 + 1).
 SELECT isnt_definer('public', name, args,
                     format('%s(%s) is not SECURITY DEFINER', name, array_to_string(args, ', ')))
   FROM api ORDER BY name, args;
@@ -194,10 +195,10 @@ SELECT results_eq(
                                 'sem_claim_session_all') THEN 3
                   WHEN name IN ('sem_declare', 'sem_declare_bucket') THEN 2
                   WHEN name IN ('sem_renew', 'sem_prune_history', 'sem_set_quota',
-                                'sem_declare_rate') THEN 1
+                                'sem_declare_rate', 'sem_stats_reset') THEN 1
                   ELSE 0 END
         FROM api_proc ORDER BY 1$$,
-    'the default arguments: sem_claim_all six, sem_claim and sem_bucket five, sem_rate four, the scoped claims three, sem_declare and sem_declare_bucket two, sem_renew, sem_prune_history, sem_set_quota and sem_declare_rate one');
+    'the default arguments: sem_claim_all six, sem_claim and sem_bucket five, sem_rate four, the scoped claims three, sem_declare and sem_declare_bucket two, sem_renew, sem_prune_history, sem_set_quota, sem_declare_rate and sem_stats_reset one');
 SELECT is(pg_get_function_identity_arguments('public.sem_claim_all(text[],integer[],interval,interval,integer[],text,interval[])'::regprocedure),
           'names text[], ns integer[], timeout interval, wait interval, permits integer[], request_key text, pers interval[]',
           'sem_claim_all''s arguments are named names, ns, timeout, wait, permits, request_key, pers: the windows of rate members last');
@@ -234,6 +235,7 @@ SELECT results_eq(
     $$VALUES ('pgsem.declarations_changed()', 'v', 'u', true),
              ('pgsem.line_waiters()', 'v', 'r', true), ('pgsem.lock_claims()', 'v', 'r', true),
              ('pgsem.skip_replicated_change()', 'v', 'u', true),
+             ('pgsem.stats()', 'v', 'r', true),
              ('pgsem.unended_claims()', 'v', 'r', true)$$,
     'the internal functions, in schema pgsem');
 SELECT is(pg_get_function_result('pgsem.unended_claims()'::regprocedure),

@@ -3,7 +3,7 @@
 -- PUBLIC has no right at all on schema pgsem, table pgsem.claims or sequence pgsem.claim_id.
 \set ON_ERROR_STOP 1
 BEGIN;
-SELECT plan(200);
+SELECT plan(208);
 
 -- An ordinary role: no attributes, no grants, member of nothing.
 CREATE ROLE pgtap_plain NOLOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT;
@@ -129,6 +129,13 @@ SELECT table_privs_are('pgsem', 'buckets', 'pg_database_owner', ARRAY['SELECT'],
 SELECT columns_are('public', 'sem_buckets',
     ARRAY['name', 'n', 'per', 'burst', 'available', 'full_at', 'granted_at'],
     'sem_buckets has the expected columns');
+SELECT columns_are('public', 'sem_stats',
+    ARRAY['name', 'other', 'names_folded', 'since', 'last_active', 'granted',
+          'granted_after_wait', 'refused', 'timed_out', 'wait_errors', 'released',
+          'expired_permits', 'renewed', 'permits_granted', 'wait_seconds', 'wait_max_seconds',
+          'held_seconds', 'leases', 'transaction_slots', 'session_slots', 'permits_in_use',
+          'waiters', 'permits_waited', 'oldest_wait'],
+    'sem_stats has the expected columns');
 SELECT has_table('pgsem', 'pauses', 'table pgsem.pauses exists');
 SELECT table_privs_are('pgsem', 'pauses', 'pgtap_plain', ARRAY[]::text[],
                        'an ordinary role has no privilege on table pgsem.pauses');
@@ -170,23 +177,28 @@ SELECT is((SELECT pg_catalog.array_agg(tgname::text || ':' || tgenabled::text OR
 ------------------------------------------------------------------------------------------------
 SELECT has_view('public', v, format('view %s exists', v))
   FROM unnest(ARRAY['sem_holders', 'sem_summary', 'sem_history', 'sem_waiters',
-                      'sem_declarations', 'sem_quotas', 'sem_pauses', 'sem_buckets']) v;
+                      'sem_declarations', 'sem_quotas', 'sem_pauses', 'sem_buckets',
+                      'sem_stats']) v;
 SELECT table_privs_are('public', v, 'public', ARRAY['SELECT'],
                        format('PUBLIC may SELECT %s and nothing else', v))
   FROM unnest(ARRAY['sem_holders', 'sem_summary', 'sem_history', 'sem_waiters',
-                      'sem_declarations', 'sem_quotas', 'sem_pauses', 'sem_buckets']) v;
+                      'sem_declarations', 'sem_quotas', 'sem_pauses', 'sem_buckets',
+                      'sem_stats']) v;
 SELECT table_privs_are('public', v, 'pgtap_plain', ARRAY['SELECT'],
                        format('an ordinary role may SELECT %s and nothing else', v))
   FROM unnest(ARRAY['sem_holders', 'sem_summary', 'sem_history', 'sem_waiters',
-                      'sem_declarations', 'sem_quotas', 'sem_pauses', 'sem_buckets']) v;
+                      'sem_declarations', 'sem_quotas', 'sem_pauses', 'sem_buckets',
+                      'sem_stats']) v;
 SELECT ok(has_table_privilege('pgtap_plain', format('public.%I', v), 'SELECT'),
           format('has_table_privilege(ordinary role, %s, SELECT)', v))
   FROM unnest(ARRAY['sem_holders', 'sem_summary', 'sem_history', 'sem_waiters',
-                      'sem_declarations', 'sem_quotas', 'sem_pauses', 'sem_buckets']) v;
+                      'sem_declarations', 'sem_quotas', 'sem_pauses', 'sem_buckets',
+                      'sem_stats']) v;
 SELECT is(obj_description(format('public.%I', v)::regclass, 'pg_class') IS NOT NULL, true,
           format('view %s has a COMMENT', v))
   FROM unnest(ARRAY['sem_holders', 'sem_summary', 'sem_history', 'sem_waiters',
-                      'sem_declarations', 'sem_quotas', 'sem_pauses', 'sem_buckets']) v;
+                      'sem_declarations', 'sem_quotas', 'sem_pauses', 'sem_buckets',
+                      'sem_stats']) v;
 
 SELECT columns_are('public', 'sem_holders',
     ARRAY['name', 'slot', 'id', 'claimed_at', 'expires_at', 'pid', 'role', 'application_name',
@@ -260,18 +272,22 @@ SELECT results_eq(
         FROM pg_proc p
         JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
         JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'pgsem'
-       WHERE p.pronamespace = 'public'::regnamespace$$,
+       WHERE p.pronamespace = 'public'::regnamespace
+         AND p.oid <> 'public.sem_stats_reset(text)'::regprocedure$$,
     $$VALUES (36::bigint, true)$$,
-    'has_function_privilege: the ordinary role may execute all 36 pgsem API functions');
+    'has_function_privilege: the ordinary role may execute all 36 pgsem API functions but sem_stats_reset');
+SELECT is(has_function_privilege('pgtap_plain', 'public.sem_stats_reset(text)', 'EXECUTE'), false,
+          'nor sem_stats_reset, which every reader of the counters would see zeroed: a superuser grants it');
 SELECT is((SELECT count(*) FROM pg_proc p
              JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid
                              AND d.deptype = 'e'
              JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'pgsem'
             WHERE p.proacl IS NOT NULL
               AND p.prorettype <> 'trigger'::regtype
+              AND p.oid <> 'public.sem_stats_reset(text)'::regprocedure
               AND NOT EXISTS (SELECT 1 FROM aclexplode(p.proacl) a
                                WHERE a.grantee = 0 AND a.privilege_type = 'EXECUTE')),
-          0::bigint, 'no pgsem function but its trigger has had EXECUTE revoked from PUBLIC');
+          0::bigint, 'no pgsem function but its trigger and sem_stats_reset has had EXECUTE revoked from PUBLIC');
 
 ------------------------------------------------------------------------------------------------
 -- What the ordinary role can actually do (3 + 3 + 4 = 10)
@@ -279,7 +295,8 @@ SELECT is((SELECT count(*) FROM pg_proc p
 SET LOCAL ROLE pgtap_plain;
 SELECT lives_ok(format('SELECT * FROM public.%I', v), format('an ordinary role reads %s', v))
   FROM unnest(ARRAY['sem_holders', 'sem_summary', 'sem_history', 'sem_waiters',
-                      'sem_declarations', 'sem_quotas', 'sem_pauses', 'sem_buckets']) v;
+                      'sem_declarations', 'sem_quotas', 'sem_pauses', 'sem_buckets',
+                      'sem_stats']) v;
 SELECT lives_ok(q, 'an ordinary role calls ' || q)
   FROM unnest(ARRAY[$$SELECT fnv1a_64('k')$$, $$SELECT sem_held(-1)$$,
                     $$SELECT sem_release(-1)$$]) q;

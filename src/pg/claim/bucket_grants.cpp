@@ -2,6 +2,7 @@
 #include "pg/base/boundary.hpp"
 #include "pg/claim/admission.hpp"
 #include "pg/claim/bucket_grants.hpp"
+#include "pg/claim/claim_counts.hpp"
 #include "pg/claim/declared_limits.hpp"
 #include "pg/claim/waiting_line.hpp"
 #include "pg/store/locks.hpp"
@@ -99,12 +100,17 @@ bool bucket_grant(const char *function, const text *name, const BucketRule &aske
         granted = look_in_bucket(call, start + wait).granted;
         let_go_of_line(name);
     } else if (wait == 0) {
+        count_answer(name, permits, true, false, false, start);
         return false;  // others wait: no passing them
     }
-    if (!granted && wait > 0 && GetCurrentTimestamp() < start + wait) {
+    const bool waited = !granted && wait > 0 && GetCurrentTimestamp() < start + wait;
+    if (waited) {
         unlock_rate_grants();  // taken above; a waiter holds it per look
+        count_wait_begins(&name, 1, start);
         granted = wait_in_line(call, start, start + wait);
+        count_wait_ends();
     }
+    count_answer(name, permits, true, granted, waited, start);
     if (granted) require_durable_commit();
     return granted;
 }

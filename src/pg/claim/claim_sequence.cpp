@@ -1,6 +1,7 @@
 #include "core/slot_choice.hpp"
 #include "pg/base/boundary.hpp"
 #include "pg/claim/admission.hpp"
+#include "pg/claim/claim_counts.hpp"
 #include "pg/claim/claim_sequence.hpp"
 #include "pg/claim/declared_limits.hpp"
 #include "pg/claim/request_keys.hpp"
@@ -417,12 +418,18 @@ SlotGrant claim(const char *function, const SlotRequest &asked, int64 wait) {
             grant = look_for_slot(request, false);
         let_go_of_line(request.name);
     } else if (wait == 0) {
+        count_answer(request.name, request.permits, false, false, false, start);
         return grant;  // others wait: no passing them
     }
-    if (!grant.granted && wait > 0) {
+    const bool waited = !grant.granted && wait > 0;
+    if (waited) {
         if (request.rate) unlock_rate_grants();  // taken by admit(); a waiter holds it per look
+        count_wait_begins(&request.name, 1, start);
         grant = wait_for_slot(function, &request, start, start + wait);
+        count_wait_ends();
     }
+    count_answer(request.name, request.permits, request.kind == ClaimKind::kLease, grant.granted,
+                 waited, start);
     if (grant.granted) after_grant(request);
     if (request.kind == ClaimKind::kLease) prune_history_sometimes();
     return grant;
@@ -464,11 +471,19 @@ void claim_all(const char *function, const SetRequest &asked, int64 wait, SetGra
             grant->granted = look_for_set(set, false, grant, &lacking, &next_expiry) < 0;
     }
     for (int32 m = held_lines - 1; m >= 0; --m) let_go_of_line(set.members[m].name);
-    if (!grant->granted && wait > 0) {
+    const bool waited = !grant->granted && wait > 0;
+    if (waited) {
         if (has_rate_member(members, set.count))
             unlock_rate_grants();  // taken by admit_set(); a waiter holds it per look
+        const text **names = static_cast<const text **>(palloc(sizeof(text *) * set.count));
+        for (int32 m = 0; m < set.count; ++m) names[m] = set.members[m].name;
+        count_wait_begins(names, set.count, start);
         grant->granted = wait_for_set(function, members, set.count, start, start + wait, grant);
+        count_wait_ends();
     }
+    for (int32 m = 0; m < set.count; ++m)
+        count_answer(set.members[m].name, set.members[m].permits,
+                     set.members[m].kind == ClaimKind::kLease, grant->granted, waited, start);
     if (grant->granted)
         for (int32 m = 0; m < set.count; ++m) after_grant(set.members[m]);
     if (first.kind == ClaimKind::kLease) prune_history_sometimes();

@@ -1,4 +1,5 @@
 #include "core/arguments.hpp"
+#include "core/claim_tally.hpp"
 #include "core/slot_choice.hpp"
 #include "pg/base/boundary.hpp"
 #include "pg/claim/admission.hpp"
@@ -9,6 +10,7 @@
 #include "pg/store/locks.hpp"
 #include "pg/xact/commit_durability.hpp"
 #include "pg/xact/history_pruning.hpp"
+#include "pg/xact/pending_stats.hpp"
 #include "pg/xact/pending_wakes.hpp"
 #include "pg/xact/statement_depth.hpp"
 
@@ -98,6 +100,22 @@ void apply(ClaimsTable *table, Act act, const LockedClaim &locked, TimestampTz n
         }
         case Act::kFence:
             break;  // the share lock is the fence
+    }
+}
+
+// A release or renewal done, for sem_stats' counters: once per name of the claim (its rows are
+// in (name, slot) order), when this transaction commits.
+void count_act(Act act, const LockedClaim *locked, int count, TimestampTz now) {
+    if (act == Act::kFence) return;
+    for (int i = 0; i < count; ++i) {
+        const text *name = locked_claim_name(locked[i]);
+        if (i > 0 && same_text(name, locked_claim_name(locked[i - 1]))) continue;
+        core::ClaimTally delta;
+        if (act == Act::kRelease)
+            delta = PGSEM_NOTHROW(core::tally_release(now - locked[i].row.claimed_at));
+        else
+            delta.renewed = 1;
+        count_event(name, delta, true);
     }
 }
 
@@ -218,6 +236,7 @@ ActResult act_on_claim(const char *function, int64 id, Act act, bool has_lease, 
                 require_lease_within_declared(function, locked_claim_name(locked[i]),
                                               has_lease ? new_lease : locked[i].row.lease);
         for (int i = 0; i < count; ++i) apply(&table, act, locked[i], now, has_lease, new_lease);
+        count_act(act, locked, count, now);
         out.done = true;
         break;
     }

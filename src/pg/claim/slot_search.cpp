@@ -1,8 +1,10 @@
 #include "core/arguments.hpp"
+#include "core/claim_tally.hpp"
 #include "core/slot_choice.hpp"
 #include "pg/base/boundary.hpp"
 #include "pg/claim/slot_search.hpp"
 #include "pg/store/claims_table.hpp"
+#include "pg/xact/pending_stats.hpp"
 #include "pg/xact/pending_wakes.hpp"
 
 namespace pgsem {
@@ -57,6 +59,12 @@ Reap reap(ClaimsTable *table, ItemPointerData tid, TimestampTz now) {
     // the one that ran out. Checked anyway: better a slot left alone than a live claim reaped.
     if (locked.row.expires_at > now) return Reap::kHeld;
     claims_end(table, locked, locked.row.expires_at, Outcome::kTimedOut);
+    // A rate grant's row ends this way as its slot is reused: that is no lease lost by a holder.
+    if (!locked.row.rate) {
+        core::ClaimTally expired;
+        expired.expired_permits = 1;
+        count_event(locked_claim_name(locked), expired, true);
+    }
     // Until this transaction ends, other claimers see the change in flight and count the slot as
     // held.
     wake_first_waiter_at_end(locked_claim_name(locked));

@@ -6,6 +6,7 @@
 #include "pg/claim/waiting_line.hpp"
 #include "pg/store/claims_table.hpp"
 #include "pg/store/declarations.hpp"
+#include "pg/store/name_stats.hpp"
 #include "pg/store/pauses.hpp"
 #include "pg/store/quotas.hpp"
 #include "pg/store/registry.hpp"
@@ -44,9 +45,18 @@ void _PG_init(void) {
         "pgsem.require_declared", "Refuses claims on semaphores nobody declared (sem_declare).",
         "Off: an undeclared name is claimed with the caller's own n, as before 1.2.",
         &pgsem::require_declared, false, PGC_SUSET, 0, nullptr, nullptr, nullptr);
+    // A server-start setting can only be defined while preloading (and only matters then).
+    if (process_shared_preload_libraries_in_progress)
+        DefineCustomIntVariable(
+            "pgsem.stats_max_names", "How many names sem_stats counts each in a row of its own.",
+            "Past that many, the least recently active name is folded into one row for all such "
+            "names. Set at server start; counting needs pgsem in shared_preload_libraries.",
+            &pgsem::stats_max_names, 1000, 10, 100000, PGC_POSTMASTER, 0, nullptr, nullptr,
+            nullptr);
     MarkGUCPrefixReserved("pgsem");
     pgsem::install_registry_shmem_hooks();
     pgsem::install_release_epochs_shmem_hooks();
+    pgsem::install_name_stats_shmem_hooks();
     pgsem::install_statement_depth_hooks();
     pgsem::install_transaction_events();
     pgsem::install_claims_cache_invalidation();

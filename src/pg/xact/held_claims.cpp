@@ -1,9 +1,11 @@
 #include "core/arguments.hpp"
+#include "core/claim_tally.hpp"
 #include "pg/base/boundary.hpp"
 #include "pg/store/locks.hpp"
 #include "pg/store/registry.hpp"
 #include "pg/store/release_epochs.hpp"
 #include "pg/xact/held_claims.hpp"
+#include "pg/xact/pending_stats.hpp"
 #include "pg/xact/pending_wakes.hpp"
 
 namespace pgsem {
@@ -87,11 +89,20 @@ void end_session_claim(const text *name, int32 slot, bool held) {
     release_epochs_end(name, held);
 }
 
+// A claim ends for sem_stats' counters once, on the entry of its lowest slot (its claim_slot; a
+// claim that never finished, -1, was never granted).
+void count_claim_end(const HeldSlot &held) {
+    if (held.claim_slot < 0 || held.slot != held.claim_slot) return;
+    const int64 held_for = GetCurrentTimestamp() - held.since;
+    count_event(held.name, PGSEM_NOTHROW(core::tally_release(held_for)), false);
+}
+
 bool session_lock_held(const HeldSlot &held) {
     return slot_holder_held_by_me(held.name, held.slot);
 }
 
 void forget_session_claim(int index) {
+    count_claim_end(session_claims[index]);
     registry_forget_claim(ClaimKind::kSession, session_claims[index].name,
                           session_claims[index].slot);
     pfree(session_claims[index].name);
@@ -130,6 +141,7 @@ void forget_aborted_transaction_claims(SubTransactionId subtransaction) {
     for (int i = transaction_claim_count - 1; i >= 0; --i) {
         const HeldSlot &held = transaction_claims[i];
         if (held.taken_in != subtransaction) continue;
+        count_claim_end(held);
         registry_forget_claim(ClaimKind::kTransaction, held.name, held.slot);
         transaction_claims[i] = transaction_claims[--transaction_claim_count];
         forgot = true;
@@ -138,7 +150,8 @@ void forget_aborted_transaction_claims(SubTransactionId subtransaction) {
 }
 
 void forget_transaction_claims() {
-    transaction_claims = nullptr;  // its memory went with TopTransactionContext
+    for (int i = 0; i < transaction_claim_count; ++i) count_claim_end(transaction_claims[i]);
+    transaction_claims = nullptr;  // its memory goes with TopTransactionContext
     transaction_claim_count = transaction_claim_capacity = 0;
     registry_forget_transaction_claims(session_claim_count);
     relist_claims();
@@ -274,6 +287,7 @@ void held_claims_at_exit() {
     for (int i = 0; i < session_claim_count; ++i) {
         const HeldSlot &held = session_claims[i];
         end_session_claim(held.name, held.slot, true);
+        count_claim_end(held);
     }
     session_claim_count = 0;
 }

@@ -6,6 +6,7 @@
 #include "pg/xact/commit_durability.hpp"
 #include "pg/xact/held_claims.hpp"
 #include "pg/xact/history_pruning.hpp"
+#include "pg/xact/pending_stats.hpp"
 #include "pg/xact/pending_wakes.hpp"
 #include "pg/xact/xact_events.hpp"
 
@@ -49,6 +50,9 @@ void on_transaction(XactEvent event, void * /*arg*/) {
             break;
         case XACT_EVENT_COMMIT:
         case XACT_EVENT_PREPARE:
+            // A prepared transaction's lease grants count as it is prepared: most commit, and
+            // whoever commits it later runs no pgsem code.
+            pending_stats_at_end(true);
             held_claims_at_end(true);
             durability_at_end();
             pruning_at_end();
@@ -58,6 +62,7 @@ void on_transaction(XactEvent event, void * /*arg*/) {
             // A wait ended by an error (a cancel, a timeout, a refusal) stops counting against
             // its role's waiters quota (claim/role_quotas.hpp).
             registry_forget_wait();
+            pending_stats_at_end(false);    // and the wait an error ended counts so
             begin_pending_releases(false);  // before the locks go (rows have gone already)
             held_claims_at_end(false);
             durability_at_end();
@@ -79,6 +84,8 @@ void on_subtransaction(SubXactEvent event, SubTransactionId mine, SubTransaction
     // A wait runs inside one statement: a subtransaction that aborts (a PL/pgSQL handler that
     // caught the wait's error, or the one a wait in line runs in) ends it.
     if (event == SUBXACT_EVENT_ABORT_SUB) registry_forget_wait();
+    if (event == SUBXACT_EVENT_COMMIT_SUB || event == SUBXACT_EVENT_ABORT_SUB)
+        pending_stats_at_subtransaction_end(event == SUBXACT_EVENT_COMMIT_SUB);
     if (event == SUBXACT_EVENT_COMMIT_SUB || event == SUBXACT_EVENT_ABORT_SUB)
         held_claims_at_subtransaction_end(event == SUBXACT_EVENT_COMMIT_SUB, mine, parent);
 }

@@ -1,0 +1,28 @@
+#include "core/claim_tally.hpp"
+#include "pg/base/boundary.hpp"
+#include "pg/claim/claim_counts.hpp"
+#include "pg/xact/pending_stats.hpp"
+
+namespace pgsem {
+
+void count_answer(const text *name, int32 permits, bool writes_row, bool granted, bool waited,
+                  TimestampTz start) {
+    using core::ClaimOutcome;
+    const ClaimOutcome outcome =
+        granted ? (waited ? ClaimOutcome::kGrantedAfterWait : ClaimOutcome::kGranted)
+                : (waited ? ClaimOutcome::kTimedOut : ClaimOutcome::kRefused);
+    const int64 waited_micros = waited ? GetCurrentTimestamp() - start : 0;
+    const core::ClaimTally delta =
+        PGSEM_NOTHROW(core::tally_answer(outcome, permits, waited_micros));
+    count_event(name, delta, granted && writes_row);
+}
+
+void count_wait_begins(const text *const *names, int count, TimestampTz start) {
+    wait_begins(names, count, start);
+}
+
+void count_wait_ends() {
+    wait_counted();
+}
+
+}  // namespace pgsem

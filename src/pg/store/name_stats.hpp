@@ -1,0 +1,52 @@
+// The counters behind sem_stats: a tally per semaphore or rate limit (core/claim_tally.hpp) in
+// shared memory, since the server started or since sem_stats_reset().
+//
+// Only with pgsem in shared_preload_libraries: the table is sized at startup by
+// pgsem.stats_max_names. Without it nothing is counted (name_stats_ready() is false) and
+// everything else works as before. A name gets its row with its first counted event; once
+// stats_max_names names have rows, the least recently active one is folded into a row for all
+// such names (`other`) to make room, so the memory stays what startup reserved.
+//
+// Adding takes the table's lock in shared mode and the row's spinlock for the microseconds of the
+// sums; a new name takes the lock exclusively. Nothing here raises an error: it is called at the
+// end of transactions.
+#pragma once
+
+#include "core/arguments.hpp"
+#include "core/claim_tally.hpp"
+#include "pg/base/postgres_api.hpp"
+
+namespace pgsem {
+
+extern int stats_max_names;  // pgsem.stats_max_names
+
+// Called from _PG_init: when preloading, reserves the table's shared memory.
+void install_name_stats_shmem_hooks();
+
+// Whether counters exist in this server (pgsem was preloaded).
+bool name_stats_ready();
+
+// Adds `delta` to `name`'s counters (`length` bytes at `name`, for callers that hold no text).
+void name_stats_add(const text *name, const core::ClaimTally &delta);
+void name_stats_add_bytes(const char *name, size_t length, const core::ClaimTally &delta);
+
+struct NameStatsRow {
+    bool other;  // the row of the names folded to make room
+    char name[core::kMaxNameBytes + 1];
+    TimestampTz since;        // the row's first event (other: the first name folded into it)
+    TimestampTz last_active;  // its latest event
+    int64 names_folded;       // other: how many names were folded into it
+    core::ClaimTally tally;
+};
+
+// Every row, palloc'd, in *rows; the count. Rows with nothing counted are left out.
+int name_stats_copy(NameStatsRow **rows);
+
+// Forgets the counters of `name` (NULL: of every name, and the other row). Returns the number of
+// rows forgotten.
+int64 name_stats_reset(const text *name);
+
+// When every counter was last reset (the server's start if never).
+TimestampTz name_stats_reset_at();
+
+}  // namespace pgsem

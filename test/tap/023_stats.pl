@@ -1,0 +1,179 @@
+# sem_stats' counters on a known workload, with pgsem preloaded (the counters live in shared
+# memory reserved at startup): each answer counted once under the right heading -- granted at
+# once, after a wait, refused, timed out, a wait ended by a cancel or a terminate -- releases with
+# their held time, renewals, leases that ran out and were reclaimed, transaction and session
+# claims, sets (once on each name), rate and bucket grants; a rolled-back lease (also in a
+# savepoint) never counted; the names past pgsem.stats_max_names folded into one row, the least
+# recently active first; sem_stats_reset by name and for all, and who may call it. Without the
+# preload, sem_stats says so and still shows holders and waiters.
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+use FindBin;
+use lib $FindBin::Bin;
+use PgsemSessions;
+
+my $node = PostgreSQL::Test::Cluster->new('stats');
+$node->init(extra => [ '--encoding=UTF8', '--locale=C' ]);
+$node->append_conf('postgresql.conf',
+	"shared_preload_libraries = 'pgsem'\npgsem.stats_max_names = 10\n");
+$node->start;
+$node->safe_psql('postgres', 'CREATE EXTENSION pgsem');
+
+sub query { return $node->safe_psql('postgres', shift) }
+
+sub poll
+{
+	my ($sql, $what) = @_;
+	ok($node->poll_query_until('postgres', $sql), $what);
+}
+
+# The counters of one name, as "column=value" pairs in a fixed order.
+my @counters = qw(granted granted_after_wait refused timed_out wait_errors released
+  expired_permits renewed permits_granted);
+sub counts
+{
+	my $name = shift;
+	return query(
+		"SELECT " . join(" || ' ' || ", map { "'$_=' || coalesce($_, -1)" } @counters)
+		  . " FROM sem_stats WHERE name = '$name'");
+}
+sub expect
+{
+	my ($name, %want) = @_;
+	return join(' ', map { "$_=" . ($want{$_} // 0) } @counters);
+}
+
+# ---- leases: at once, refused, timed out, released, renewed ---------------------------------
+my $a1 = query(q{SELECT sem_claim('s.lease', 2, '1 hour')});
+my $a2 = query(q{SELECT sem_claim('s.lease', 2, '1 hour')});
+is(query(q{SELECT sem_claim('s.lease', 2, '1 hour') IS NULL}), 't', 'a third lease is refused');
+is(query(q{SELECT sem_claim('s.lease', 2, '1 hour', '200 milliseconds') IS NULL}), 't',
+	'a waiting one times out');
+query("SELECT sem_renew($a1, '2 hours')");
+query("SELECT pg_sleep(0.05)");
+query("SELECT sem_release($a1)");
+is(counts('s.lease'),
+	expect('s.lease', granted => 2, refused => 1, timed_out => 1, released => 1, renewed => 1,
+		permits_granted => 2),
+	'leases: 2 granted, 1 refused, 1 timed out, 1 released, 1 renewed');
+is(query(q{SELECT wait_seconds >= 0.2 AND wait_max_seconds >= 0.2 AND wait_seconds < 5
+             AND held_seconds >= 0.05 AND leases = 1 AND permits_in_use = 1
+             FROM sem_stats WHERE name = 's.lease'}), 't',
+	'the timed-out wait and the held time are counted; one lease holds one slot now');
+
+# ---- a rolled-back lease, also in a savepoint, is never counted ------------------------------
+query(q{BEGIN; SELECT sem_claim('s.rollback', 3); ROLLBACK;});
+query(q{BEGIN; SAVEPOINT p; SELECT sem_claim('s.rollback', 3); ROLLBACK TO p;
+        SELECT sem_claim('s.rollback', 3, permits => 2); COMMIT;});
+is(counts('s.rollback'), expect('s.rollback', granted => 1, permits_granted => 2),
+	'only the committed lease (2 permits) counts; rolled-back ones do not');
+
+# ---- granted after a wait; waits ended by a cancel and by a terminate ----------------------
+my $holder = query(q{SELECT sem_claim('s.wait', 1, '1 hour')});
+my ($w1, $p1) = session($node);
+start($w1, q{SELECT sem_claim('s.wait', 1, '1 hour', '1 minute') IS NOT NULL AS got});
+poll(q{SELECT count(*) = 1 FROM sem_stats WHERE name = 's.wait' AND waiters = 1
+         AND oldest_wait > '0'}, 'sem_stats shows the waiter and its wait');
+query("SELECT pg_sleep(0.1)");
+query("SELECT sem_release($holder)");
+like(finish($w1), qr/^t\n1$/, 'the waiter is granted the released slot');
+my ($w2, $p2) = session($node);
+start($w2, q{SELECT sem_claim('s.wait', 1, '1 hour', '1 minute')});
+poll(q{SELECT count(*) = 1 FROM sem_waiters WHERE name = 's.wait'}, 'a second waiter waits');
+query("SELECT pg_cancel_backend($p2)");
+poll(q{SELECT count(*) = 0 FROM sem_waiters WHERE name = 's.wait'}, 'its wait is cancelled');
+my ($w3, $p3) = session($node);
+start($w3, q{SELECT sem_claim('s.wait', 1, '1 hour', '1 minute')});
+poll(q{SELECT count(*) = 1 FROM sem_waiters WHERE name = 's.wait'}, 'a third waiter waits');
+query("SELECT pg_terminate_backend($p3)");
+poll("SELECT count(*) = 0 FROM pg_stat_activity WHERE pid = $p3", 'it is terminated');
+is(counts('s.wait'),
+	expect('s.wait', granted => 1, granted_after_wait => 1, wait_errors => 2, released => 1,
+		permits_granted => 2),
+	'a grant after a wait, and two waits ended by an error (cancel, terminate)');
+is(query(q{SELECT wait_max_seconds >= 0.1 FROM sem_stats WHERE name = 's.wait'}), 't',
+	'the granted wait lasted at least the holder\'s 100 ms');
+$w1->quit;
+eval { $w2->quit };
+eval { $w3->quit };
+
+# ---- a lease that runs out and is reclaimed by the next claimer ------------------------------
+query(q{SELECT sem_claim('s.expire', 1, '100 milliseconds', permits => 1)});
+query("SELECT pg_sleep(0.15)");
+query(q{SELECT sem_claim('s.expire', 1, '1 hour')});
+is(counts('s.expire'), expect('s.expire', granted => 2, expired_permits => 1,
+		permits_granted => 2), 'the expired lease is counted as reclaimed');
+
+# ---- transaction and session claims: counted at once, ended with their held time -----------
+query(q{BEGIN; SELECT sem_claim_xact('s.xact', 2, permits => 2); SELECT pg_sleep(0.05); COMMIT;});
+query(q{BEGIN; SELECT sem_claim_xact('s.xact', 2); ROLLBACK;});
+is(counts('s.xact'), expect('s.xact', granted => 2, released => 2, permits_granted => 3),
+	'transaction claims count as granted and released however their transaction ends');
+query(q{SELECT sem_claim_session('s.session', 2) AS slot \gset
+        SELECT sem_release_session('s.session', :slot)});
+is(counts('s.session'), expect('s.session', granted => 1, released => 1, permits_granted => 1),
+	'a session claim and its release');
+
+# ---- a set counts once on each name; rate and bucket grants ---------------------------------
+query(q{SELECT sem_claim_all(ARRAY['s.set1', 's.set2'], ARRAY[1, 1])});
+is(query(q{SELECT sem_claim_all(ARRAY['s.set1', 's.set2'], ARRAY[1, 1]) IS NULL}), 't',
+	'a second set is refused');
+is(counts('s.set1') . ' | ' . counts('s.set2'),
+	expect('', granted => 1, refused => 1, permits_granted => 1) . ' | '
+	  . expect('', granted => 1, refused => 1, permits_granted => 1),
+	'the set counts on each of its names');
+query(q{SELECT sem_rate('s.rate', 3, '1 hour', permits => 2)});
+query(q{SELECT sem_rate('s.rate', 3, '1 hour', permits => 2)});
+query(q{SELECT sem_bucket('s.bucket', 1, '1 hour')});
+query(q{SELECT sem_bucket('s.bucket', 1, '1 hour')});
+is(counts('s.rate') . ' | ' . counts('s.bucket'),
+	expect('', granted => 1, refused => 1, permits_granted => 2) . ' | '
+	  . expect('', granted => 1, refused => 1, permits_granted => 1),
+	'rate and bucket grants and refusals');
+
+# ---- more names than pgsem.stats_max_names: the least recently active are folded -----------
+# 10 names have rows so far, as many as fit. Each new name folds the least recently active one.
+query(q{SELECT sem_claim('s.extra1', 1, '1 hour'), sem_claim('s.extra2', 1, '1 hour')});
+my $names = query(q{SELECT count(*) FROM sem_stats WHERE NOT other AND granted IS NOT NULL});
+is($names, '10', 'ten names keep rows of their own');
+is(query(q{SELECT names_folded FROM sem_stats WHERE other}), '2',
+	'the two least recently active are folded into the other row');
+is(query(q{SELECT count(*) FROM sem_stats WHERE name IN ('s.lease', 's.rollback')
+             AND granted IS NOT NULL}), '0', 'which were the first two names');
+is(query(q{SELECT granted FROM sem_stats WHERE other}), '3',
+	'their grants (2 + 1) are in the other row');
+
+# ---- sem_stats_reset: by name, for all; not for PUBLIC ----------------------------------------
+is(query(q{SELECT sem_stats_reset('s.bucket')}), '1', 'a name is reset');
+is(query(q{SELECT count(*) FROM sem_stats WHERE name = 's.bucket'}), '0', 'its row is gone');
+my ($rc, $out, $err) = $node->psql('postgres', q{
+	CREATE ROLE stats_reader LOGIN;
+	SET ROLE stats_reader;
+	SELECT sem_stats_reset();});
+like($err, qr/permission denied for function sem_stats_reset/,
+	'an ordinary role may not reset the counters');
+($rc, $out, $err) = $node->psql('postgres', q{SELECT sem_stats_reset('')});
+like($err, qr/must not be empty|empty/, 'an empty name is an error, not a name never counted');
+query(q{GRANT EXECUTE ON FUNCTION sem_stats_reset(text) TO stats_reader});
+is($node->safe_psql('postgres', q{SET ROLE stats_reader; SELECT sem_stats_reset() > 0}), 't',
+	'a role it is granted to may');
+is(query(q{SELECT count(*) FROM sem_stats WHERE granted IS NOT NULL}), '0',
+	'every counter is gone');
+is(query(q{SELECT count(*) FROM sem_stats WHERE name = 's.lease' AND leases = 1}), '1',
+	'holders still show');
+
+# ---- without the preload: a notice, and holders and waiters as before -----------------------
+$node->append_conf('postgresql.conf', "shared_preload_libraries = ''\n");
+$node->restart;
+($rc, $out, $err) = $node->psql('postgres',
+	q{SELECT name, leases, granted IS NULL FROM sem_stats WHERE name = 's.lease'});
+is($out, 's.lease|1|t', 'not preloaded: the holders show, the counters are NULL');
+like($err, qr/sem_stats counts nothing on this server/, 'and a notice says why');
+
+$node->stop;
+done_testing();
