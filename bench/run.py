@@ -108,6 +108,20 @@ RATE_DRIVER_CELLS = [(f"Redis {kind} (Lua), 1000000 per s", target, c)
                      for kind, target in (("sliding window", "redis-rate"),
                                           ("GCRA token bucket", "redis-bucket"))]
 
+# sem_stats' counters (1.2): the same claim+release pairs with counting on and off
+# (pgsem.track_stats, per session), interleaved, on a cluster with pgsem preloaded (the counters
+# need it: PGSEM_BENCH_SETTINGS="shared_preload_libraries=pgsem"): what counting costs a claim.
+STATS_CELLS = []
+for clients in (1, 8, 32):
+    for on in ("on", "off"):
+        STATS_CELLS.append((f"pgsem, n=4, 1 name, counters {on}", "pgsem_pair", clients,
+                            {"n": 4, "names": 1, "group": 60 + clients, "backoff": 0,
+                             "pgoptions": f"-c pgsem.track_stats={on}"}, "pgsem"))
+for on in ("on", "off"):
+    STATS_CELLS.append((f"pgsem, n=4, 1 name, wait 10 s, counters {on}", "pgsem_wait_pair", 32,
+                        {"n": 4, "names": 1, "group": 70, "backoff": 0,
+                         "pgoptions": f"-c pgsem.track_stats={on}"}, "pgsem"))
+
 # Claims that wait in line (1.1). The lease cell is pgbench's; it is judged against the
 # no-wait cell and the write floor at 32 clients, so --only waits runs those two as well.
 WAIT_CELLS = [
@@ -194,12 +208,15 @@ def run_cell(conn, pgbench, cell, seconds):
     # SQL's LOCK TABLE blocks its thread, and with it the lock holder on that thread: a deadlock.
     cmd = [pgbench, "-n", "-M", "extended", "-T", str(seconds), "-c", str(clients),
            "-j", str(min(clients, 2)), "-f", os.path.join(HERE, "sql", script + ".sql")]
+    env = dict(os.environ)
     for k, v in variables.items():
         if k == "user":
             cmd += ["-U", v]  # the role the cell's clients connect as
+        elif k == "pgoptions":
+            env["PGOPTIONS"] = v  # settings of the cell's sessions
         else:
             cmd += ["-D", f"{k}={v}"]
-    out = subprocess.run(cmd, capture_output=True, text=True)
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if out.returncode != 0:
         sys.exit(f"pgbench failed for {label}:\n{out.stdout}\n{out.stderr}")
     tps = float(re.search(r"tps = ([0-9.]+) \(without initial connection time\)",
@@ -291,7 +308,8 @@ def main():
     ap.add_argument("--pgbench", required=True)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--seconds", type=int, default=10)
-    ap.add_argument("--only", choices=["locks", "semaphores", "waits", "declarations", "rates"])
+    ap.add_argument("--only",
+                    choices=["locks", "semaphores", "waits", "declarations", "rates", "stats"])
     ap.add_argument("--driver", required=True)
     ap.add_argument("--redis-port", type=int, required=True)
     ap.add_argument("--samples", type=int, default=500)
@@ -316,6 +334,11 @@ def main():
     if args.only in (None, "rates"):
         cells += RATE_CELLS + RATE_DRIVER_CELLS
         setup_rates(conn)
+    if args.only == "stats":  # only on request: it needs the preload
+        if "pgsem" not in query(conn, "SHOW shared_preload_libraries"):
+            sys.exit("--only stats needs pgsem preloaded: "
+                     "PGSEM_BENCH_SETTINGS=\"shared_preload_libraries=pgsem\" bash bench/run.sh ...")
+        cells += STATS_CELLS
 
     results = {i: [] for i in range(len(cells))}
     started = time.time()
@@ -437,6 +460,11 @@ def main():
             r = ratio(bucket, other, 1)
             if r:
                 print(f"| sem_bucket grants / {label}, {c} clients | {r:.2f} |")
+    for c, what in ((1, ""), (8, ""), (32, ""), (32, ", wait 10 s")):
+        r = ratio((f"pgsem, n=4, 1 name{what}, counters on", c),
+                  (f"pgsem, n=4, 1 name{what}, counters off", c), 1)
+        if r:
+            print(f"| counters on / off pairs{what}, {c} clients | {r:.3f} |")
     r = ratio(("pgsem sem_rate, full window of 100000 per min", 8),
               ("pgsem sem_rate, full window of 100 per min", 8), 0)
     if r:

@@ -2,7 +2,7 @@
 # Benchmarks pgsem side by side with the seed articles' plain SQL and with the limits, in one
 # invocation on a throwaway cluster with default durability. See bench/README.md.
 #
-#   bash bench/run.sh [--rounds R] [--seconds T] [--samples S] [--only locks|semaphores|waits|declarations|rates]
+#   bash bench/run.sh [--rounds R] [--seconds T] [--samples S] [--only locks|semaphores|waits|declarations|rates|stats]
 set -euo pipefail
 # shellcheck source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"

@@ -167,6 +167,44 @@ is(query(q{SELECT count(*) FROM sem_stats WHERE granted IS NOT NULL}), '0',
 is(query(q{SELECT count(*) FROM sem_stats WHERE name = 's.lease' AND leases = 1}), '1',
 	'holders still show');
 
+# ---- exact under concurrency: 16 clients against what their statements logged -------------
+# Each call logs its answer in the statement that makes it (the log row commits with the claim, or
+# neither does): a lease granted, a NULL, a release that returned true. Half the calls wait up to
+# 20 ms in line. The counters must hold exactly the logged numbers.
+query(q{SELECT sem_stats_reset();
+        CREATE TABLE stats_log (what text NOT NULL, waited boolean NOT NULL, id bigint);
+        GRANT ALL ON stats_log TO PUBLIC});
+$node->pgbench(
+	'--no-vacuum --client=16 --jobs=2 --time=3',
+	0,
+	[qr/processed: \d+/],
+	[qr/^$/],
+	'16 clients claim, wait and release for 3 seconds',
+	{
+		'023_stats_load' => q{
+\set w random(0, 1) * 20
+WITH c AS (SELECT sem_claim('s.load', 3, '1 hour', make_interval(secs => :w / 1000.0)) AS id)
+INSERT INTO stats_log (what, waited, id)
+SELECT CASE WHEN id IS NULL THEN 'null' ELSE 'granted' END, :w > 0, id FROM c
+RETURNING coalesce(id, 0) AS id \gset
+\if :id > 0
+WITH r AS (SELECT sem_release(:id) AS done)
+INSERT INTO stats_log (what, waited) SELECT 'released', false FROM r WHERE done;
+\endif
+}
+	});
+my $logged = query(q{SELECT count(*) FILTER (WHERE what = 'granted') || ' '
+                          || count(*) FILTER (WHERE what = 'null' AND NOT waited) || ' '
+                          || count(*) FILTER (WHERE what = 'null' AND waited) || ' '
+                          || count(*) FILTER (WHERE what = 'released') FROM stats_log});
+my $counted = query(q{SELECT (granted + granted_after_wait) || ' ' || refused || ' '
+                           || timed_out || ' ' || released
+                      FROM sem_stats WHERE name = 's.load'});
+is($counted, $logged,
+	"the counters hold what 16 clients' statements logged (granted, refused, timed out, released: $logged)");
+my ($granted, $refused, $timed_out, $released) = split / /, $logged;
+cmp_ok($refused * $timed_out * $released, '>', 0, 'with refusals, timeouts and releases among them');
+
 # ---- without the preload: a notice, and holders and waiters as before -----------------------
 $node->append_conf('postgresql.conf', "shared_preload_libraries = ''\n");
 $node->restart;

@@ -45,6 +45,11 @@ void _PG_init(void) {
         "pgsem.require_declared", "Refuses claims on semaphores nobody declared (sem_declare).",
         "Off: an undeclared name is claimed with the caller's own n, as before 1.2.",
         &pgsem::require_declared, false, PGC_SUSET, 0, nullptr, nullptr, nullptr);
+    DefineCustomBoolVariable(
+        "pgsem.track_stats", "Counts claims, waits and releases for sem_stats.",
+        "Off: this session's activity is not counted (the counters need pgsem in "
+        "shared_preload_libraries anyway).",
+        &pgsem::track_stats, true, PGC_SUSET, 0, nullptr, nullptr, nullptr);
     // A server-start setting can only be defined while preloading (and only matters then).
     if (process_shared_preload_libraries_in_progress)
         DefineCustomIntVariable(

@@ -6,6 +6,7 @@
 namespace pgsem {
 
 int stats_max_names = 1000;
+bool track_stats = true;
 
 namespace {
 
@@ -121,6 +122,10 @@ void install_name_stats_shmem_hooks() {
 
 bool name_stats_ready() {
     return control != nullptr && table != nullptr;
+}
+
+bool name_stats_counting() {
+    return track_stats && name_stats_ready();
 }
 
 void name_stats_add(const text *name, const core::ClaimTally &delta) {

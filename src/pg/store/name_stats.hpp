@@ -19,12 +19,15 @@
 namespace pgsem {
 
 extern int stats_max_names;  // pgsem.stats_max_names
+extern bool track_stats;     // pgsem.track_stats
 
 // Called from _PG_init: when preloading, reserves the table's shared memory.
 void install_name_stats_shmem_hooks();
 
 // Whether counters exist in this server (pgsem was preloaded).
 bool name_stats_ready();
+// Whether this backend counts: counters exist and pgsem.track_stats is on.
+bool name_stats_counting();
 
 // Adds `delta` to `name`'s counters (`length` bytes at `name`, for callers that hold no text).
 void name_stats_add(const text *name, const core::ClaimTally &delta);

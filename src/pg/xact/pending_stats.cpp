@@ -42,7 +42,7 @@ void count_wait_ended_by_error() {
 }  // namespace
 
 void count_event(const text *name, const core::ClaimTally &delta, bool at_commit) {
-    if (!name_stats_ready()) return;
+    if (!name_stats_counting()) return;
     if (!at_commit) {
         name_stats_add(name, delta);
         return;
@@ -64,7 +64,7 @@ void count_event(const text *name, const core::ClaimTally &delta, bool at_commit
 }
 
 void wait_begins(const text *const *names, int count, TimestampTz since) {
-    if (!name_stats_ready()) return;
+    if (!name_stats_counting()) return;
     if (wait == nullptr)
         wait = static_cast<WaitInProgress *>(
             MemoryContextAllocZero(TopMemoryContext, sizeof(WaitInProgress)));
