@@ -672,7 +672,8 @@ CREATE FUNCTION pgsem.stats(
     OUT granted bigint, OUT granted_after_wait bigint, OUT refused bigint, OUT timed_out bigint,
     OUT wait_errors bigint, OUT released bigint, OUT expired_permits bigint, OUT renewed bigint,
     OUT permits_granted bigint, OUT wait_seconds double precision,
-    OUT wait_max_seconds double precision, OUT held_seconds double precision)
+    OUT wait_max_seconds double precision, OUT held_seconds double precision,
+    OUT paused_seconds double precision)
     RETURNS SETOF record
     AS 'MODULE_PATHNAME', 'pgsem_stats'
     LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
@@ -685,7 +686,7 @@ CREATE VIEW @extschema@.sem_stats AS
            c.names_folded, c.since, c.last_active,
            c.granted, c.granted_after_wait, c.refused, c.timed_out, c.wait_errors, c.released,
            c.expired_permits, c.renewed, c.permits_granted, c.wait_seconds, c.wait_max_seconds,
-           c.held_seconds,
+           c.held_seconds, c.paused_seconds,
            COALESCE(h.leases, 0) AS leases,
            COALESCE(h.transaction_slots, 0) AS transaction_slots,
            COALESCE(h.session_slots, 0) AS session_slots,

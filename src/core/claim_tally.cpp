@@ -69,6 +69,19 @@ void merge(ClaimTally &total, const ClaimTally &delta) noexcept {
     add(total.held_micros, delta.held_micros);
 }
 
+std::uint64_t paused_by(const PauseSpan &span, std::int64_t now) noexcept {
+    std::uint64_t total = span.paused_micros;
+    if (span.until > span.from && now > span.from)
+        add(total, micros((now < span.until ? now : span.until) - span.from));
+    return total;
+}
+
+void pause_change(PauseSpan &span, std::int64_t now, std::int64_t until) noexcept {
+    span.paused_micros = paused_by(span, now);
+    span.from = now;
+    span.until = until > now ? until : 0;
+}
+
 bool empty(const ClaimTally &tally) noexcept {
     return tally.granted == 0 && tally.granted_after_wait == 0 && tally.refused == 0 &&
            tally.timed_out == 0 && tally.wait_errors == 0 && tally.released == 0 &&

@@ -35,6 +35,21 @@ struct ClaimTally {
     std::uint64_t held_micros = 0;      // total time held by claims released
 };
 
+// How long a name has been paused (sem_pause), as changes of its pause arrive: the time already
+// paused, and the pause in force since `from` until `until` (0: none). Times in microseconds on
+// the server's clock.
+struct PauseSpan {
+    std::int64_t from = 0;
+    std::int64_t until = 0;
+    std::uint64_t paused_micros = 0;  // paused before `from`
+};
+
+// The pause in force from `now` on ends at `until` (0: lifted): the span in force so far counts.
+void pause_change(PauseSpan &span, std::int64_t now, std::int64_t until) noexcept;
+
+// All the time paused up to `now`, the pause in force included as far as it has run.
+std::uint64_t paused_by(const PauseSpan &span, std::int64_t now) noexcept;
+
 // The tally of one claim's answer: `permits` granted (when granted), `waited` microseconds in line
 // (0 when it did not wait; negative counts as 0).
 ClaimTally tally_answer(ClaimOutcome outcome, std::int32_t permits, std::int64_t waited) noexcept;

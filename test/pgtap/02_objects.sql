@@ -133,7 +133,7 @@ SELECT columns_are('public', 'sem_stats',
     ARRAY['name', 'other', 'names_folded', 'since', 'last_active', 'granted',
           'granted_after_wait', 'refused', 'timed_out', 'wait_errors', 'released',
           'expired_permits', 'renewed', 'permits_granted', 'wait_seconds', 'wait_max_seconds',
-          'held_seconds', 'leases', 'transaction_slots', 'session_slots', 'permits_in_use',
+          'held_seconds', 'paused_seconds', 'leases', 'transaction_slots', 'session_slots', 'permits_in_use',
           'waiters', 'permits_waited', 'oldest_wait'],
     'sem_stats has the expected columns');
 SELECT has_table('pgsem', 'pauses', 'table pgsem.pauses exists');

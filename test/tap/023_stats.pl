@@ -3,7 +3,7 @@
 # once, after a wait, refused, timed out, a wait ended by a cancel or a terminate -- releases with
 # their held time, renewals, leases that ran out and were reclaimed, transaction and session
 # claims, sets (once on each name), rate and bucket grants; a rolled-back lease (also in a
-# savepoint) never counted; the names past pgsem.stats_max_names folded into one row, the least
+# savepoint) never counted; time paused; the names past pgsem.stats_max_names folded into one row, the least
 # recently active first; sem_stats_reset by name and for all, and who may call it. Without the
 # preload, sem_stats says so and still shows holders and waiters.
 use strict;
@@ -169,8 +169,8 @@ is(query(q{SELECT count(*) FROM sem_stats WHERE name = 's.lease' AND leases = 1}
 
 # ---- exact under concurrency: 16 clients against what their statements logged -------------
 # Each call logs its answer in the statement that makes it (the log row commits with the claim, or
-# neither does): a lease granted, a NULL, a release that returned true. Half the calls wait up to
-# 20 ms in line. The counters must hold exactly the logged numbers.
+# neither does): a lease granted, a NULL, a release that returned true. A third of the calls wait
+# up to 1 ms in line (many time out), a third up to 20 ms. The counters must hold exactly the logged numbers.
 query(q{SELECT sem_stats_reset();
         CREATE TABLE stats_log (what text NOT NULL, waited boolean NOT NULL, id bigint);
         GRANT ALL ON stats_log TO PUBLIC});
@@ -182,8 +182,10 @@ $node->pgbench(
 	'16 clients claim, wait and release for 3 seconds',
 	{
 		'023_stats_load' => q{
-\set w random(0, 1) * 20
-WITH c AS (SELECT sem_claim('s.load', 3, '1 hour', make_interval(secs => :w / 1000.0)) AS id)
+\set w random(0, 2)
+WITH c AS (SELECT sem_claim('s.load', 3, '1 hour',
+                            make_interval(secs => (CASE :w WHEN 2 THEN 20 ELSE :w END) / 1000.0))
+           AS id)
 INSERT INTO stats_log (what, waited, id)
 SELECT CASE WHEN id IS NULL THEN 'null' ELSE 'granted' END, :w > 0, id FROM c
 RETURNING coalesce(id, 0) AS id \gset
@@ -204,6 +206,22 @@ is($counted, $logged,
 	"the counters hold what 16 clients' statements logged (granted, refused, timed out, released: $logged)");
 my ($granted, $refused, $timed_out, $released) = split / /, $logged;
 cmp_ok($refused * $timed_out * $released, '>', 0, 'with refusals, timeouts and releases among them');
+
+# ---- time paused: as far as a pause has run, up to its lifting, none for a rolled-back one ---
+query(q{SELECT sem_pause('s.pause', clock_timestamp() + interval '200 milliseconds')});
+query("SELECT pg_sleep(0.3)");
+my $paused = query(q{SELECT paused_seconds FROM sem_stats WHERE name = 's.pause'});
+ok($paused >= 0.19 && $paused < 0.25, "a pause of 200 ms counts 200 ms once it has run ($paused)");
+query(q{SELECT sem_pause('s.pause', clock_timestamp() + interval '1 hour')});
+query("SELECT pg_sleep(0.1)");
+query(q{SELECT sem_pause('s.pause', NULL)});
+query("SELECT pg_sleep(0.1)");
+$paused = query(q{SELECT paused_seconds FROM sem_stats WHERE name = 's.pause'});
+ok($paused >= 0.29 && $paused < 0.45, "a pause lifted after 100 ms adds 100 ms ($paused)");
+query(q{BEGIN; SELECT sem_pause('s.pause', clock_timestamp() + interval '1 hour'); ROLLBACK});
+query("SELECT pg_sleep(0.1)");
+is(query(q{SELECT paused_seconds FROM sem_stats WHERE name = 's.pause'}), $paused,
+	'a rolled-back pause counts nothing');
 
 # ---- without the preload: a notice, and holders and waiters as before -----------------------
 $node->append_conf('postgresql.conf', "shared_preload_libraries = ''\n");

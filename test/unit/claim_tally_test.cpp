@@ -69,5 +69,31 @@ TEST(ClaimTally, AnEmptyDeltaIsKnownAsSuch) {
     EXPECT_FALSE(empty(renewed));
 }
 
+TEST(PauseSpan, APauseCountsAsFarAsItHasRun) {
+    PauseSpan span;
+    EXPECT_EQ(paused_by(span, 1000), 0U);
+    pause_change(span, 1000, 5000);  // paused from 1000 until 5000
+    EXPECT_EQ(paused_by(span, 3000), 2000U);
+    EXPECT_EQ(paused_by(span, 9000), 4000U);  // it ended at 5000
+}
+
+TEST(PauseSpan, AMovedOrLiftedPauseKeepsWhatRanBefore) {
+    PauseSpan span;
+    pause_change(span, 1000, 5000);
+    pause_change(span, 2000, 8000);  // moved later at 2000: 1000 paused so far
+    EXPECT_EQ(paused_by(span, 4000), 3000U);
+    pause_change(span, 4000, 0);  // lifted at 4000
+    EXPECT_EQ(paused_by(span, 9000), 3000U);
+    pause_change(span, 10000, 9000);  // a pause already over is none
+    EXPECT_EQ(paused_by(span, 12000), 3000U);
+}
+
+TEST(PauseSpan, ALateChangeAfterThePauseEndedCountsTheWholePause) {
+    PauseSpan span;
+    pause_change(span, 1000, 2000);
+    pause_change(span, 7000, 0);
+    EXPECT_EQ(paused_by(span, 8000), 1000U);
+}
+
 }  // namespace
 }  // namespace pgsem::core

@@ -5,6 +5,7 @@
 #include "pg/store/declarations.hpp"
 #include "pg/store/pauses.hpp"
 #include "pg/store/quotas.hpp"
+#include "pg/xact/pending_stats.hpp"
 
 namespace pgsem {
 
@@ -56,7 +57,11 @@ TimestampTz pause_name(const char *function, const text *name, bool clear, Times
     // to claim it is the right to pause it (and under pgsem.require_declared, only declared
     // names may be paused).
     require_right_to_claim(function, name);
-    if (clear) return pauses_set(name, 0, true);
+    if (clear) {
+        const TimestampTz none = pauses_set(name, 0, true);
+        count_pause(name, none);
+        return none;
+    }
     const TimestampTz now = GetCurrentTimestamp();
     if (until > now + core::kMicrosPerDay)
         ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -65,7 +70,9 @@ TimestampTz pause_name(const char *function, const text *name, bool clear, Times
     if (until <= now) return pause_until(name);  // changes nothing
     require_quota_allows_pause(function, name);
     if (pause_until(name) == 0) require_room_for_pause(function, now);
-    return pauses_set(name, until, false);
+    const TimestampTz in_force = pauses_set(name, until, false);
+    count_pause(name, in_force);
+    return in_force;
 }
 
 }  // namespace pgsem

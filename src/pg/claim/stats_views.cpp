@@ -7,7 +7,7 @@ namespace pgsem {
 
 namespace {
 
-constexpr int kColumns = 16;
+constexpr int kColumns = 17;
 
 Datum count_datum(uint64 value) {
     return Int64GetDatum(static_cast<int64>(Min(value, static_cast<uint64>(PG_INT64_MAX))));
@@ -60,6 +60,7 @@ void stats_rows(Tuplestorestate *store, TupleDesc desc) {
         values[13] = seconds_datum(t.wait_micros);
         values[14] = seconds_datum(t.wait_max_micros);
         values[15] = seconds_datum(t.held_micros);
+        values[16] = seconds_datum(row.paused_micros);
         tuplestore_putvalues(store, desc, values, nulls);
     }
 }

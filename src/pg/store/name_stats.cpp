@@ -22,6 +22,7 @@ struct Entry {
     TimestampTz since;
     TimestampTz last_active;
     core::ClaimTally tally;
+    core::PauseSpan pause;
 };
 
 struct Control {
@@ -32,6 +33,7 @@ struct Control {
     TimestampTz other_last_active;
     int64 names_folded;
     core::ClaimTally other;
+    uint64 other_paused_micros;
 };
 
 shmem_request_hook_type previous_shmem_request = nullptr;
@@ -59,6 +61,7 @@ void create_shmem() {
         control->other_last_active = 0;
         control->names_folded = 0;
         control->other = core::ClaimTally{};
+        control->other_paused_micros = 0;
     }
     HASHCTL info;
     memset(&info, 0, sizeof(info));
@@ -79,16 +82,27 @@ void name_key_of(const text *name, char *key) {
     name_key_of(VARDATA_ANY(name), static_cast<size_t>(VARSIZE_ANY_EXHDR(name)), key);
 }
 
-void add_to_entry(Entry *entry, const core::ClaimTally &delta, TimestampTz now) {
+// What one event does to a name's row (under its spinlock), or to the other row when the name
+// has none (under the other row's).
+struct Change {
+    const core::ClaimTally *tally;  // added, if set
+    bool pause;                     // the pause in force from now on ends at pause_until (0: none)
+    TimestampTz pause_until;
+};
+
+void apply_to_entry(Entry *entry, const Change &change, TimestampTz now) {
     SpinLockAcquire(&entry->mutex);
-    PGSEM_NOTHROW(core::merge(entry->tally, delta));
+    if (change.tally != nullptr) PGSEM_NOTHROW(core::merge(entry->tally, *change.tally));
+    if (change.pause) PGSEM_NOTHROW(core::pause_change(entry->pause, now, change.pause_until));
     entry->last_active = now;
     SpinLockRelease(&entry->mutex);
 }
 
-void add_to_other(const core::ClaimTally &delta, TimestampTz since, TimestampTz now, int64 names) {
+void add_to_other(const core::ClaimTally &delta, uint64 paused, TimestampTz since, TimestampTz now,
+                  int64 names) {
     SpinLockAcquire(&control->other_mutex);
     PGSEM_NOTHROW(core::merge(control->other, delta));
+    control->other_paused_micros += paused;
     if (control->other_since == 0 || (since != 0 && since < control->other_since))
         control->other_since = since;
     if (now > control->other_last_active) control->other_last_active = now;
@@ -98,7 +112,7 @@ void add_to_other(const core::ClaimTally &delta, TimestampTz since, TimestampTz 
 
 // Under the lock held exclusively, with the table full: folds the least recently active row into
 // the other row, making room for one. O(stats_max_names), paid once per name past the limit.
-void fold_least_recent() {
+void fold_least_recent(TimestampTz now) {
     HASH_SEQ_STATUS scan;
     hash_seq_init(&scan, table);
     Entry *oldest = nullptr;
@@ -106,8 +120,43 @@ void fold_least_recent() {
          entry = static_cast<Entry *>(hash_seq_search(&scan)))
         if (oldest == nullptr || entry->last_active < oldest->last_active) oldest = entry;
     if (oldest == nullptr) return;
-    add_to_other(oldest->tally, oldest->since, oldest->last_active, 1);
+    const uint64 paused = PGSEM_NOTHROW(core::paused_by(oldest->pause, now));
+    add_to_other(oldest->tally, paused, oldest->since, oldest->last_active, 1);
     (void)hash_search(table, oldest->name, HASH_REMOVE, nullptr);
+}
+
+void change_name(const char *name, size_t length, const Change &change) {
+    char key[core::kMaxNameBytes + 1];
+    name_key_of(name, length, key);
+    const TimestampTz now = GetCurrentTimestamp();
+    LWLockAcquire(control->lock, LW_SHARED);
+    auto *entry = static_cast<Entry *>(hash_search(table, key, HASH_FIND, nullptr));
+    if (entry != nullptr) {
+        apply_to_entry(entry, change, now);
+        LWLockRelease(control->lock);
+        return;
+    }
+    LWLockRelease(control->lock);
+    LWLockAcquire(control->lock, LW_EXCLUSIVE);
+    entry = static_cast<Entry *>(hash_search(table, key, HASH_FIND, nullptr));
+    if (entry == nullptr) {
+        if (hash_get_num_entries(table) >= stats_max_names) fold_least_recent(now);
+        bool found = false;
+        // HASH_ENTER_NULL: no error at the end of a transaction, if memory ran out after all.
+        entry = static_cast<Entry *>(hash_search(table, key, HASH_ENTER_NULL, &found));
+        if (entry != nullptr && !found) {
+            SpinLockInit(&entry->mutex);
+            entry->since = now;
+            entry->last_active = now;
+            entry->tally = core::ClaimTally{};
+            entry->pause = core::PauseSpan{};
+        }
+    }
+    if (entry != nullptr)
+        apply_to_entry(entry, change, now);
+    else if (change.tally != nullptr)
+        add_to_other(*change.tally, 0, now, now, 0);  // a pause of a name with no room: not kept
+    LWLockRelease(control->lock);
 }
 
 }  // namespace
@@ -134,41 +183,19 @@ void name_stats_add(const text *name, const core::ClaimTally &delta) {
 
 void name_stats_add_bytes(const char *name, size_t length, const core::ClaimTally &delta) {
     if (!name_stats_ready() || PGSEM_NOTHROW(core::empty(delta))) return;
-    char key[core::kMaxNameBytes + 1];
-    name_key_of(name, length, key);
-    const TimestampTz now = GetCurrentTimestamp();
-    LWLockAcquire(control->lock, LW_SHARED);
-    auto *entry = static_cast<Entry *>(hash_search(table, key, HASH_FIND, nullptr));
-    if (entry != nullptr) {
-        add_to_entry(entry, delta, now);
-        LWLockRelease(control->lock);
-        return;
-    }
-    LWLockRelease(control->lock);
-    LWLockAcquire(control->lock, LW_EXCLUSIVE);
-    entry = static_cast<Entry *>(hash_search(table, key, HASH_FIND, nullptr));
-    if (entry == nullptr) {
-        if (hash_get_num_entries(table) >= stats_max_names) fold_least_recent();
-        bool found = false;
-        // HASH_ENTER_NULL: no error at the end of a transaction, if memory ran out after all.
-        entry = static_cast<Entry *>(hash_search(table, key, HASH_ENTER_NULL, &found));
-        if (entry != nullptr && !found) {
-            SpinLockInit(&entry->mutex);
-            entry->since = now;
-            entry->last_active = now;
-            entry->tally = core::ClaimTally{};
-        }
-    }
-    if (entry != nullptr)
-        add_to_entry(entry, delta, now);
-    else
-        add_to_other(delta, now, now, 0);
-    LWLockRelease(control->lock);
+    change_name(name, length, Change{&delta, false, 0});
+}
+
+void name_stats_pause(const text *name, TimestampTz until) {
+    if (!name_stats_ready()) return;
+    change_name(VARDATA_ANY(name), static_cast<size_t>(VARSIZE_ANY_EXHDR(name)),
+                Change{nullptr, true, until});
 }
 
 int name_stats_copy(NameStatsRow **rows) {
     *rows = nullptr;
     if (!name_stats_ready()) return 0;
+    const TimestampTz now = GetCurrentTimestamp();
     LWLockAcquire(control->lock, LW_SHARED);
     const long entries = hash_get_num_entries(table);
     auto *out = static_cast<NameStatsRow *>(
@@ -189,7 +216,9 @@ int name_stats_copy(NameStatsRow **rows) {
         row.since = entry->since;
         row.last_active = entry->last_active;
         row.tally = entry->tally;
+        const core::PauseSpan pause = entry->pause;
         SpinLockRelease(&entry->mutex);
+        row.paused_micros = PGSEM_NOTHROW(core::paused_by(pause, now));
     }
     NameStatsRow &other = out[count];
     SpinLockAcquire(&control->other_mutex);
@@ -198,9 +227,12 @@ int name_stats_copy(NameStatsRow **rows) {
     other.last_active = control->other_last_active;
     other.names_folded = control->names_folded;
     other.tally = control->other;
+    other.paused_micros = control->other_paused_micros;
     SpinLockRelease(&control->other_mutex);
     LWLockRelease(control->lock);
-    if (other.names_folded > 0 || !PGSEM_NOTHROW(core::empty(other.tally))) ++count;
+    if (other.names_folded > 0 || !PGSEM_NOTHROW(core::empty(other.tally)) ||
+        other.paused_micros > 0)
+        ++count;
     *rows = out;
     return count;
 }
@@ -228,6 +260,7 @@ int64 name_stats_reset(const text *name) {
         control->other_since = 0;
         control->other_last_active = 0;
         control->names_folded = 0;
+        control->other_paused_micros = 0;
         SpinLockRelease(&control->other_mutex);
         control->reset_at = GetCurrentTimestamp();
     }

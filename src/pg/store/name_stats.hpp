@@ -32,6 +32,8 @@ bool name_stats_counting();
 // Adds `delta` to `name`'s counters (`length` bytes at `name`, for callers that hold no text).
 void name_stats_add(const text *name, const core::ClaimTally &delta);
 void name_stats_add_bytes(const char *name, size_t length, const core::ClaimTally &delta);
+// The pause in force on `name` from now on ends at `until` (0: lifted).
+void name_stats_pause(const text *name, TimestampTz until);
 
 struct NameStatsRow {
     bool other;  // the row of the names folded to make room
@@ -40,6 +42,7 @@ struct NameStatsRow {
     TimestampTz last_active;  // its latest event
     int64 names_folded;       // other: how many names were folded into it
     core::ClaimTally tally;
+    uint64 paused_micros;  // time paused (sem_pause), up to now
 };
 
 // Every row, palloc'd, in *rows; the count. Rows with nothing counted are left out.

@@ -16,8 +16,25 @@ struct Pending {
     int nest_level;  // the (sub)transaction whose rollback drops it
     text *name;
     core::ClaimTally tally;
+    bool pause_changed;  // the name's pause was set or lifted: the latest pause_until holds
+    TimestampTz pause_until;
 };
 Pending *pending = nullptr;
+
+// The pending entry of `name` at this (sub)transaction's level, made if need be.
+Pending *pending_of(const text *name) {
+    const int level = GetCurrentTransactionNestLevel();
+    for (Pending *p = pending; p != nullptr; p = p->next)
+        if (p->nest_level == level && same_text(p->name, name)) return p;
+    const MemoryContext caller = MemoryContextSwitchTo(TopTransactionContext);
+    auto *p = static_cast<Pending *>(palloc0(sizeof(Pending)));
+    p->name = static_cast<text *>(PG_DETOAST_DATUM_COPY(PointerGetDatum(name)));
+    MemoryContextSwitchTo(caller);
+    p->next = pending;
+    p->nest_level = level;
+    pending = p;
+    return p;
+}
 
 // The wait in progress, if any: its names (in TopMemoryContext, kept for the next wait) and start.
 struct WaitInProgress {
@@ -39,6 +56,20 @@ void count_wait_ended_by_error() {
         name_stats_add_bytes(wait->names[i], strlen(wait->names[i]), delta);
 }
 
+void flush_oldest_first(Pending *list) {
+    Pending *oldest_first = nullptr;
+    while (list != nullptr) {
+        Pending *next = list->next;
+        list->next = oldest_first;
+        oldest_first = list;
+        list = next;
+    }
+    for (Pending *p = oldest_first; p != nullptr; p = p->next) {
+        name_stats_add(p->name, p->tally);
+        if (p->pause_changed) name_stats_pause(p->name, p->pause_until);
+    }
+}
+
 }  // namespace
 
 void count_event(const text *name, const core::ClaimTally &delta, bool at_commit) {
@@ -47,20 +78,15 @@ void count_event(const text *name, const core::ClaimTally &delta, bool at_commit
         name_stats_add(name, delta);
         return;
     }
-    const int level = GetCurrentTransactionNestLevel();
-    for (Pending *p = pending; p != nullptr; p = p->next)
-        if (p->nest_level == level && same_text(p->name, name)) {
-            PGSEM_NOTHROW(core::merge(p->tally, delta));
-            return;
-        }
-    const MemoryContext caller = MemoryContextSwitchTo(TopTransactionContext);
-    auto *p = static_cast<Pending *>(palloc(sizeof(Pending)));
-    p->name = static_cast<text *>(PG_DETOAST_DATUM_COPY(PointerGetDatum(name)));
-    MemoryContextSwitchTo(caller);
-    p->next = pending;
-    p->nest_level = level;
-    p->tally = delta;
-    pending = p;
+    Pending *p = pending_of(name);
+    PGSEM_NOTHROW(core::merge(p->tally, delta));
+}
+
+void count_pause(const text *name, TimestampTz until) {
+    if (!name_stats_counting()) return;
+    Pending *p = pending_of(name);
+    p->pause_changed = true;
+    p->pause_until = until;
 }
 
 void wait_begins(const text *const *names, int count, TimestampTz since) {
@@ -86,8 +112,9 @@ void wait_counted() {
 
 void pending_stats_at_end(bool commit) {
     if (!commit) count_wait_ended_by_error();
-    if (commit)
-        for (Pending *p = pending; p != nullptr; p = p->next) name_stats_add(p->name, p->tally);
+    // Oldest first (the list is newest first): a subtransaction's entries, moved to its parent,
+    // sit before the parent's own, and the parent's pause change is the later one.
+    if (commit) flush_oldest_first(pending);
     pending = nullptr;  // its memory goes with TopTransactionContext
 }
 

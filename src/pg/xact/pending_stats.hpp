@@ -16,6 +16,9 @@ namespace pgsem {
 // Counts `delta` for `name`: at once, or (`at_commit`) when the transaction commits.
 void count_event(const text *name, const core::ClaimTally &delta, bool at_commit);
 
+// The pause in force on `name` ends at `until` (0: lifted), as of when the transaction commits.
+void count_pause(const text *name, TimestampTz until);
+
 // A wait in line begins for the names of one claim (several for a set): a wait that an error
 // ends (cancel, terminate, lock_timeout, deadlock) is counted by the abort, for each name, with
 // the time waited. wait_counted() says the claim counts its own wait's end.
