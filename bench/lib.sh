@@ -3,7 +3,7 @@
 PGSEM_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=../scripts/lib/common.sh
 source "$PGSEM_ROOT/scripts/lib/common.sh"
-install_packages "${BUILD_PACKAGES[@]}" python3 python3-psycopg2 libpq-dev libhiredis-dev \
+install_packages "${BUILD_PACKAGES[@]}" python3 python3-psycopg2 python3-matplotlib libpq-dev libhiredis-dev \
     redis-server
 # shellcheck source=../scripts/lib/cluster.sh
 source "$PGSEM_ROOT/scripts/lib/cluster.sh"

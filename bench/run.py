@@ -7,6 +7,7 @@ import re
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 import psycopg2
@@ -301,6 +302,10 @@ def rate_saturation(args, conn):
           f"({100.0 * in_ten / 2000:.1f} %) |")
     print(f"| most grants in any window of 1 s | {most} |")
     print(f"| grants in all (the run's last waits end after its 10 s) | {total} |")
+    with conn.cursor() as cur:
+        cur.execute("SELECT extract(epoch FROM claimed_at - min(claimed_at) OVER ())::float8"
+                    " FROM sem_history WHERE name = %s", (name,))
+        return [row[0] for row in cur.fetchall()]
 
 
 def main():
@@ -470,10 +475,24 @@ def main():
     if r:
         print(f"| calls/s on a full window: n=100000 / n=100, 8 clients | {r:.2f} |")
 
-    if args.only in (None, "rates"):
-        rate_saturation(args, conn)
-    if args.only in (None, "waits"):
-        wait_latencies(args)
+    grants = rate_saturation(args, conn) if args.only in (None, "rates") else []
+    samples = wait_latencies(args) if args.only in (None, "waits") else {}
+    draw_plots(med, samples, grants)
+
+
+def draw_plots(med, samples, grants):
+    """bench/plots.py's plots of what this run measured, into bench/ beside RESULTS.md."""
+    try:
+        import plots
+    except ImportError as e:  # matplotlib missing: the numbers above stand
+        print(f"\nno plots: {e}")
+        return
+    drawn = [plots.throughput(med, os.path.join(HERE, "throughput.png")),
+             plots.handoff(samples, os.path.join(HERE, "handoff.png")),
+             plots.rate_grants(grants, 200, os.path.join(HERE, "rate_grants.png"))]
+    drawn = [os.path.relpath(p, os.path.dirname(HERE)) for p in drawn if p]
+    if drawn:
+        print("\nplots: " + ", ".join(drawn))
 
 
 def driver(args, *words):
@@ -490,10 +509,14 @@ def wait_latencies(args):
           f" before the release is sent to the waiter's claim returning ({args.samples} samples)\n")
     print("| freed by | p50 ms | p99 ms | max ms |")
     print("|---|---:|---:|---:|")
+    samples = {}
     for kind, how in (("lease", "sem_release of a lease"),
                       ("transaction", "COMMIT of a transaction claim"),
                       ("session", "sem_release_session")):
-        v = driver(args, "handoff", "--kind", kind, "--samples", args.samples)
+        with tempfile.NamedTemporaryFile("r", suffix=".txt") as out:
+            v = driver(args, "handoff", "--kind", kind, "--samples", args.samples,
+                       "--samples-out", out.name)
+            samples[how] = [float(line) for line in out if line.strip()]
         print(f"| {how} | {float(v['p50_ms']):.3f} | {float(v['p99_ms']):.3f} |"
               f" {float(v['max_ms']):.3f} |")
     samples = max(args.samples // 5, 20)
@@ -508,6 +531,7 @@ def wait_latencies(args):
     print(f"\nidle waiters: {v['waiters']} clients wait in line for {float(v['seconds']):.1f} s"
           f" while nothing is released: their backends used {float(v['cpu_seconds']):.4f} CPU s,"
           f" {float(v['percent_of_core']):.3f} % of one core ({v['clock']})")
+    return samples
 
 
 if __name__ == "__main__":

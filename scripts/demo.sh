@@ -21,7 +21,8 @@ source "$PGSEM_ROOT/scripts/lib/cluster.sh"
 build_and_install
 
 say "starting a throwaway Postgres on 127.0.0.1"
-cluster_start
+# Preloaded, so that sem_stats counts what the scenarios do.
+cluster_start shared_preload_libraries=pgsem
 echo "   port $PGPORT, data in $CLUSTER_DIR, server running as $(as_pg_user id -un)"
 psql -X -q -v ON_ERROR_STOP=1 -c "CREATE DATABASE demo"
 export PGDATABASE=demo
@@ -32,6 +33,18 @@ say "the seed scenarios"
 # Debian's interpreter: python3-psycopg2 is installed for it, whatever else is on PATH.
 /usr/bin/python3 "$PGSEM_ROOT/scripts/demo_scenarios.py"
 status=$?
+
+say "where to look"
+echo "   What the scenarios did, name by name, from the counters (sem_stats: needs pgsem in"
+echo "   shared_preload_libraries, as this cluster has):"
+psql -X -P pager=off -c "SELECT name, granted, granted_after_wait AS after_wait, refused,
+       timed_out, released, expired_permits AS expired, round(wait_max_seconds::numeric, 3)
+       AS longest_wait_s, permits_in_use AS in_use, waiters
+  FROM sem_stats ORDER BY name"
+echo "   Who holds now: SELECT * FROM sem_holders;  who waits: SELECT * FROM sem_waiters;"
+echo "   per semaphore: sem_summary;  claims kept as history: sem_history;  declarations,"
+echo "   quotas, pauses, buckets: sem_declarations, sem_quotas, sem_pauses, sem_buckets."
+echo "   Prometheus: monitoring/ (README, Operations)."
 
 if [ "$keep" = yes ]; then
     trap - EXIT

@@ -6,8 +6,8 @@
 //       T: pgsem-xact, pgsem-xact-wait, pgsem-lease-wait, pg-floor, pg-xact-limit, redis-fair,
 //          redis-floor, redis-rate (a grant of a sliding window of n per W ms counts as a pair),
 //          redis-bucket (a grant of a GCRA token bucket of n per W ms, burst n)
-//   pgsem_bench_driver handoff --kind lease|transaction|session --samples S
-//   pgsem_bench_driver expiry --samples S --lease-ms L
+//   pgsem_bench_driver handoff --kind lease|transaction|session --samples S [--samples-out F]
+//   pgsem_bench_driver expiry --samples S --lease-ms L [--samples-out F]
 //   pgsem_bench_driver idle --waiters W --seconds T
 //
 // Postgres connection settings come from the PG* environment.
@@ -56,8 +56,16 @@ double percentile(std::vector<double> values, double fraction) {
     return values[rank];
 }
 
-void print_latencies(const std::vector<double> &values) {
+// With --samples-out FILE, every sample too, one per line in ms (bench/plots.py draws them).
+void print_latencies(const std::vector<double> &values,
+                     const std::map<std::string, std::string> &options) {
     if (values.empty()) die("no samples");
+    if (options.count("samples-out") != 0) {
+        std::FILE *out = std::fopen(options.at("samples-out").c_str(), "w");
+        if (out == nullptr) die("cannot write " + options.at("samples-out"));
+        for (const double v : values) std::fprintf(out, "%.6f\n", v);
+        std::fclose(out);
+    }
     std::printf("samples=%zu p50_ms=%.3f p99_ms=%.3f min_ms=%.3f max_ms=%.3f\n", values.size(),
                 percentile(values, 0.5), percentile(values, 0.99),
                 *std::min_element(values.begin(), values.end()),
@@ -108,10 +116,12 @@ int run(int argc, char **argv) {
                     static_cast<double>(result.pairs) / result.seconds);
     } else if (what == "handoff") {
         const bench::ClaimKind claim_kind = parse_kind(need(options, "kind"));
-        print_latencies(bench::handoff_latencies(claim_kind, std::stoi(need(options, "samples"))));
+        print_latencies(bench::handoff_latencies(claim_kind, std::stoi(need(options, "samples"))),
+                        options);
     } else if (what == "expiry") {
         print_latencies(bench::expiry_latencies(std::stoi(need(options, "samples")),
-                                                std::stoi(need(options, "lease-ms"))));
+                                                std::stoi(need(options, "lease-ms"))),
+                        options);
     } else if (what == "idle") {
         const bench::IdleResult result = bench::idle_waiter_cpu(
             std::stoi(need(options, "waiters")), std::stoi(need(options, "seconds")));
