@@ -167,6 +167,15 @@ is(query(q{SELECT count(*) FROM sem_stats WHERE granted IS NOT NULL}), '0',
 is(query(q{SELECT count(*) FROM sem_stats WHERE name = 's.lease' AND leases = 1}), '1',
 	'holders still show');
 
+# ---- each database counts its own names ----------------------------------------------------
+query(q{CREATE DATABASE stats_other});
+$node->safe_psql('stats_other',
+	q{CREATE EXTENSION pgsem; SELECT sem_claim('s.lease', 5), sem_claim('s.lease', 5)});
+is($node->safe_psql('stats_other', q{SELECT granted FROM sem_stats WHERE name = 's.lease'}),
+	'2', 'another database counts its own s.lease');
+is(query(q{SELECT granted IS NULL FROM sem_stats WHERE name = 's.lease'}), 't',
+	'which this database does not see');
+
 # ---- exact under concurrency: 16 clients against what their statements logged -------------
 # Each call logs its answer in the statement that makes it (the log row commits with the claim, or
 # neither does): a lease granted, a NULL, a release that returned true. A third of the calls wait

@@ -13,27 +13,30 @@ namespace {
 constexpr const char *kControlName = "pgsem name stats";
 constexpr const char *kTableName = "pgsem name stats table";
 constexpr const char *kTrancheName = "pgsem_stats";
+// Rows beyond stats_max_names for the `other` rows, one per database that folded names.
+constexpr int kOtherRows = 64;
 
 static_assert(std::is_trivially_copyable_v<core::ClaimTally>);
 
+// A name of a database; the empty name is the database's `other` row (no semaphore has it).
+struct Key {
+    Oid database;
+    char name[core::kMaxNameBytes + 1];  // NUL-terminated, zero-padded: keys compare bytewise
+};
+
 struct Entry {
-    char name[core::kMaxNameBytes + 1];  // the hash key: a NUL-terminated name
-    slock_t mutex;                       // over the fields below
+    Key key;
+    slock_t mutex;  // over the fields below
     TimestampTz since;
     TimestampTz last_active;
+    int64 names_folded;  // the other row: how many names it holds
     core::ClaimTally tally;
     core::PauseSpan pause;
 };
 
 struct Control {
-    LWLock *lock;  // over the table's rows (shared: adding to one; exclusive: a new row, a reset)
-    TimestampTz reset_at;
-    slock_t other_mutex;  // over the fields below
-    TimestampTz other_since;
-    TimestampTz other_last_active;
-    int64 names_folded;
-    core::ClaimTally other;
-    uint64 other_paused_micros;
+    LWLock *lock;       // over the table (shared: changing a row; exclusive: a new row, a reset)
+    int named_entries;  // rows of names (not `other` rows), under the lock held exclusively
 };
 
 shmem_request_hook_type previous_shmem_request = nullptr;
@@ -41,10 +44,14 @@ shmem_startup_hook_type previous_shmem_startup = nullptr;
 Control *control = nullptr;
 HTAB *table = nullptr;
 
+long table_size() {
+    return static_cast<long>(stats_max_names) + kOtherRows;
+}
+
 void request_shmem() {
     if (previous_shmem_request != nullptr) previous_shmem_request();
     RequestAddinShmemSpace(MAXALIGN(sizeof(Control)));
-    RequestAddinShmemSpace(hash_estimate_size(stats_max_names, sizeof(Entry)));
+    RequestAddinShmemSpace(hash_estimate_size(table_size(), sizeof(Entry)));
     RequestNamedLWLockTranche(kTrancheName, 1);
 }
 
@@ -55,35 +62,40 @@ void create_shmem() {
     control = static_cast<Control *>(ShmemInitStruct(kControlName, sizeof(Control), &found));
     if (!found) {
         control->lock = &(GetNamedLWLockTranche(kTrancheName))->lock;
-        control->reset_at = GetCurrentTimestamp();
-        SpinLockInit(&control->other_mutex);
-        control->other_since = 0;
-        control->other_last_active = 0;
-        control->names_folded = 0;
-        control->other = core::ClaimTally{};
-        control->other_paused_micros = 0;
+        control->named_entries = 0;
     }
     HASHCTL info;
     memset(&info, 0, sizeof(info));
-    info.keysize = core::kMaxNameBytes + 1;
+    info.keysize = sizeof(Key);
     info.entrysize = sizeof(Entry);
-    table = ShmemInitHash(kTableName, stats_max_names, stats_max_names, &info,
-                          HASH_ELEM | HASH_STRINGS);
+    table = ShmemInitHash(kTableName, table_size(), table_size(), &info, HASH_ELEM | HASH_BLOBS);
     LWLockRelease(AddinShmemInitLock);
 }
 
-// The hash key of a name: NUL-terminated in a buffer of the key's size.
-void name_key_of(const char *name, size_t length, char *key) {
-    memset(key, 0, core::kMaxNameBytes + 1);
-    memcpy(key, name, Min(length, core::kMaxNameBytes));
+void key_of(const char *name, size_t length, Key *key) {
+    memset(key, 0, sizeof(Key));
+    key->database = MyDatabaseId;
+    memcpy(key->name, name, Min(length, core::kMaxNameBytes));
 }
 
-void name_key_of(const text *name, char *key) {
-    name_key_of(VARDATA_ANY(name), static_cast<size_t>(VARSIZE_ANY_EXHDR(name)), key);
+void key_of(const text *name, Key *key) {
+    key_of(VARDATA_ANY(name), static_cast<size_t>(VARSIZE_ANY_EXHDR(name)), key);
 }
 
-// What one event does to a name's row (under its spinlock), or to the other row when the name
-// has none (under the other row's).
+bool is_other(const Entry &entry) {
+    return entry.key.name[0] == '\0';
+}
+
+void init_entry(Entry *entry, TimestampTz since) {
+    SpinLockInit(&entry->mutex);
+    entry->since = since;
+    entry->last_active = since;
+    entry->names_folded = 0;
+    entry->tally = core::ClaimTally{};
+    entry->pause = core::PauseSpan{};
+}
+
+// What one event does to a row (under its spinlock).
 struct Change {
     const core::ClaimTally *tally;  // added, if set
     bool pause;                     // the pause in force from now on ends at pause_until (0: none)
@@ -98,39 +110,52 @@ void apply_to_entry(Entry *entry, const Change &change, TimestampTz now) {
     SpinLockRelease(&entry->mutex);
 }
 
-void add_to_other(const core::ClaimTally &delta, uint64 paused, TimestampTz since, TimestampTz now,
-                  int64 names) {
-    SpinLockAcquire(&control->other_mutex);
-    PGSEM_NOTHROW(core::merge(control->other, delta));
-    control->other_paused_micros += paused;
-    if (control->other_since == 0 || (since != 0 && since < control->other_since))
-        control->other_since = since;
-    if (now > control->other_last_active) control->other_last_active = now;
-    control->names_folded += names;
-    SpinLockRelease(&control->other_mutex);
+// Under the lock held exclusively: the other row of `database`, made if need be (nullptr when
+// the table has no room even for it).
+Entry *other_row(Oid database, TimestampTz now) {
+    Key key;
+    memset(&key, 0, sizeof(key));
+    key.database = database;
+    bool found = false;
+    auto *entry = static_cast<Entry *>(hash_search(table, &key, HASH_ENTER_NULL, &found));
+    if (entry != nullptr && !found) {
+        init_entry(entry, now);
+        entry->since = 0;  // set by the first name folded into it
+    }
+    return entry;
 }
 
-// Under the lock held exclusively, with the table full: folds the least recently active row into
-// the other row, making room for one. O(stats_max_names), paid once per name past the limit.
+// Under the lock held exclusively, with stats_max_names rows of names: folds the least recently
+// active name of any database into its database's other row, making room for one.
+// O(stats_max_names), paid once per new name past the limit.
 void fold_least_recent(TimestampTz now) {
     HASH_SEQ_STATUS scan;
     hash_seq_init(&scan, table);
     Entry *oldest = nullptr;
     for (auto *entry = static_cast<Entry *>(hash_seq_search(&scan)); entry != nullptr;
          entry = static_cast<Entry *>(hash_seq_search(&scan)))
-        if (oldest == nullptr || entry->last_active < oldest->last_active) oldest = entry;
+        if (!is_other(*entry) && (oldest == nullptr || entry->last_active < oldest->last_active))
+            oldest = entry;
     if (oldest == nullptr) return;
-    const uint64 paused = PGSEM_NOTHROW(core::paused_by(oldest->pause, now));
-    add_to_other(oldest->tally, paused, oldest->since, oldest->last_active, 1);
-    (void)hash_search(table, oldest->name, HASH_REMOVE, nullptr);
+    Entry *other = other_row(oldest->key.database, now);
+    if (other != nullptr) {
+        const uint64 paused = PGSEM_NOTHROW(core::paused_by(oldest->pause, now));
+        PGSEM_NOTHROW(core::merge(other->tally, oldest->tally));
+        other->pause.paused_micros += paused;
+        if (other->since == 0 || oldest->since < other->since) other->since = oldest->since;
+        other->last_active = Max(other->last_active, oldest->last_active);
+        ++other->names_folded;
+    }
+    (void)hash_search(table, &oldest->key, HASH_REMOVE, nullptr);
+    --control->named_entries;
 }
 
 void change_name(const char *name, size_t length, const Change &change) {
-    char key[core::kMaxNameBytes + 1];
-    name_key_of(name, length, key);
+    Key key;
+    key_of(name, length, &key);
     const TimestampTz now = GetCurrentTimestamp();
     LWLockAcquire(control->lock, LW_SHARED);
-    auto *entry = static_cast<Entry *>(hash_search(table, key, HASH_FIND, nullptr));
+    auto *entry = static_cast<Entry *>(hash_search(table, &key, HASH_FIND, nullptr));
     if (entry != nullptr) {
         apply_to_entry(entry, change, now);
         LWLockRelease(control->lock);
@@ -138,24 +163,25 @@ void change_name(const char *name, size_t length, const Change &change) {
     }
     LWLockRelease(control->lock);
     LWLockAcquire(control->lock, LW_EXCLUSIVE);
-    entry = static_cast<Entry *>(hash_search(table, key, HASH_FIND, nullptr));
+    entry = static_cast<Entry *>(hash_search(table, &key, HASH_FIND, nullptr));
     if (entry == nullptr) {
-        if (hash_get_num_entries(table) >= stats_max_names) fold_least_recent(now);
+        if (control->named_entries >= stats_max_names) fold_least_recent(now);
         bool found = false;
         // HASH_ENTER_NULL: no error at the end of a transaction, if memory ran out after all.
-        entry = static_cast<Entry *>(hash_search(table, key, HASH_ENTER_NULL, &found));
+        entry = static_cast<Entry *>(hash_search(table, &key, HASH_ENTER_NULL, &found));
         if (entry != nullptr && !found) {
-            SpinLockInit(&entry->mutex);
-            entry->since = now;
-            entry->last_active = now;
-            entry->tally = core::ClaimTally{};
-            entry->pause = core::PauseSpan{};
+            init_entry(entry, now);
+            ++control->named_entries;
         }
     }
-    if (entry != nullptr)
+    if (entry != nullptr) {
         apply_to_entry(entry, change, now);
-    else if (change.tally != nullptr)
-        add_to_other(*change.tally, 0, now, now, 0);  // a pause of a name with no room: not kept
+    } else if (change.tally != nullptr) {
+        // No room for the name even after folding (shared memory ran out): its counts go to
+        // its database's other row; a pause is not kept there.
+        entry = other_row(MyDatabaseId, now);
+        if (entry != nullptr) apply_to_entry(entry, Change{change.tally, false, 0}, now);
+    }
     LWLockRelease(control->lock);
 }
 
@@ -199,40 +225,30 @@ int name_stats_copy(NameStatsRow **rows) {
     LWLockAcquire(control->lock, LW_SHARED);
     const long entries = hash_get_num_entries(table);
     auto *out = static_cast<NameStatsRow *>(
-        palloc0(sizeof(NameStatsRow) * static_cast<size_t>(entries + 1)));
+        palloc0(sizeof(NameStatsRow) * static_cast<size_t>(Max(entries, 1L))));
     int count = 0;
     HASH_SEQ_STATUS scan;
     hash_seq_init(&scan, table);
     for (auto *entry = static_cast<Entry *>(hash_seq_search(&scan)); entry != nullptr;
          entry = static_cast<Entry *>(hash_seq_search(&scan))) {
-        if (count > entries) {  // cannot happen under the lock; a scan must end anyway
+        if (entry->key.database != MyDatabaseId) continue;
+        if (count >= entries) {  // cannot happen under the lock; a scan must end anyway
             hash_seq_term(&scan);
             break;
         }
         NameStatsRow &row = out[count++];
-        row.other = false;
-        memcpy(row.name, entry->name, sizeof(row.name));
+        row.other = is_other(*entry);
+        memcpy(row.name, entry->key.name, sizeof(row.name));
         SpinLockAcquire(&entry->mutex);
         row.since = entry->since;
         row.last_active = entry->last_active;
+        row.names_folded = entry->names_folded;
         row.tally = entry->tally;
         const core::PauseSpan pause = entry->pause;
         SpinLockRelease(&entry->mutex);
         row.paused_micros = PGSEM_NOTHROW(core::paused_by(pause, now));
     }
-    NameStatsRow &other = out[count];
-    SpinLockAcquire(&control->other_mutex);
-    other.other = true;
-    other.since = control->other_since;
-    other.last_active = control->other_last_active;
-    other.names_folded = control->names_folded;
-    other.tally = control->other;
-    other.paused_micros = control->other_paused_micros;
-    SpinLockRelease(&control->other_mutex);
     LWLockRelease(control->lock);
-    if (other.names_folded > 0 || !PGSEM_NOTHROW(core::empty(other.tally)) ||
-        other.paused_micros > 0)
-        ++count;
     *rows = out;
     return count;
 }
@@ -242,38 +258,26 @@ int64 name_stats_reset(const text *name) {
     int64 forgotten = 0;
     LWLockAcquire(control->lock, LW_EXCLUSIVE);
     if (name != nullptr) {
-        char key[core::kMaxNameBytes + 1];
-        name_key_of(name, key);
-        if (hash_search(table, key, HASH_REMOVE, nullptr) != nullptr) forgotten = 1;
+        Key key;
+        key_of(name, &key);
+        if (hash_search(table, &key, HASH_REMOVE, nullptr) != nullptr) {
+            forgotten = 1;
+            --control->named_entries;
+        }
     } else {
         HASH_SEQ_STATUS scan;
         hash_seq_init(&scan, table);
         for (auto *entry = static_cast<Entry *>(hash_seq_search(&scan)); entry != nullptr;
              entry = static_cast<Entry *>(hash_seq_search(&scan))) {
+            if (entry->key.database != MyDatabaseId) continue;
+            if (!is_other(*entry)) --control->named_entries;
             // Removing the entry just returned is allowed during a scan (dynahash.c).
-            (void)hash_search(table, entry->name, HASH_REMOVE, nullptr);
+            (void)hash_search(table, &entry->key, HASH_REMOVE, nullptr);
             ++forgotten;
         }
-        SpinLockAcquire(&control->other_mutex);
-        if (control->names_folded > 0 || !PGSEM_NOTHROW(core::empty(control->other))) ++forgotten;
-        control->other = core::ClaimTally{};
-        control->other_since = 0;
-        control->other_last_active = 0;
-        control->names_folded = 0;
-        control->other_paused_micros = 0;
-        SpinLockRelease(&control->other_mutex);
-        control->reset_at = GetCurrentTimestamp();
     }
     LWLockRelease(control->lock);
     return forgotten;
-}
-
-TimestampTz name_stats_reset_at() {
-    if (!name_stats_ready()) return 0;
-    LWLockAcquire(control->lock, LW_SHARED);
-    const TimestampTz at = control->reset_at;
-    LWLockRelease(control->lock);
-    return at;
 }
 
 }  // namespace pgsem

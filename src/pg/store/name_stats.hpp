@@ -1,11 +1,12 @@
-// The counters behind sem_stats: a tally per semaphore or rate limit (core/claim_tally.hpp) in
-// shared memory, since the server started or since sem_stats_reset().
+// The counters behind sem_stats: a tally per semaphore or rate limit (core/claim_tally.hpp) of each
+// database, in shared memory, since the server started or since sem_stats_reset().
 //
 // Only with pgsem in shared_preload_libraries: the table is sized at startup by
-// pgsem.stats_max_names. Without it nothing is counted (name_stats_ready() is false) and
-// everything else works as before. A name gets its row with its first counted event; once
-// stats_max_names names have rows, the least recently active one is folded into a row for all
-// such names (`other`) to make room, so the memory stays what startup reserved.
+// pgsem.stats_max_names (names of all databases together). Without it nothing is counted
+// (name_stats_ready() is false) and everything else works as before. A name gets its row with its
+// first counted event; once stats_max_names names have rows, the least recently active one (of
+// any database) is folded into its database's row for all such names (`other`) to make room, so
+// the memory stays what startup reserved.
 //
 // Adding takes the table's lock in shared mode and the row's spinlock for the microseconds of the
 // sums; a new name takes the lock exclusively. Nothing here raises an error: it is called at the
@@ -45,14 +46,11 @@ struct NameStatsRow {
     uint64 paused_micros;  // time paused (sem_pause), up to now
 };
 
-// Every row, palloc'd, in *rows; the count. Rows with nothing counted are left out.
+// Every row of this database, palloc'd, in *rows; the count.
 int name_stats_copy(NameStatsRow **rows);
 
-// Forgets the counters of `name` (NULL: of every name, and the other row). Returns the number of
-// rows forgotten.
+// Forgets the counters of `name` in this database (NULL: of every name of this database, and its
+// other row). Returns the number of rows forgotten.
 int64 name_stats_reset(const text *name);
-
-// When every counter was last reset (the server's start if never).
-TimestampTz name_stats_reset_at();
 
 }  // namespace pgsem
