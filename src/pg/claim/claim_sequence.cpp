@@ -166,8 +166,7 @@ bool pick_slots(ClaimsTable *table, const SlotRequest &request, int32 wanted, bo
     int32 slot = -1;
     while (picks->count < wanted && candidates_next(&candidates, &slot)) {
         if (picks->count > 0 && picked(*picks, slot)) continue;
-        const bool wait = may_wait && picks->count == 0 && candidates_may_wait(candidates);
-        if (!lock_slot_mutex(request.name, slot, wait)) continue;
+        if (!lock_slot_mutex(request.name, slot, may_wait && picks->count == 0)) continue;
         if (keep_slot(table, request, slot, grant))
             picks->slots[picks->count++] = slot;
         else

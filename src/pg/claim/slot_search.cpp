@@ -278,12 +278,6 @@ void candidates_begin(SlotCandidates *candidates, ClaimsTable *table, const Slot
     }
 }
 
-bool candidates_may_wait(const SlotCandidates &candidates) {
-    // Concurrent grants all start at the same slot above the highest: the one that has its mutex
-    // takes it, and the others go on to the next at once instead of queueing behind it.
-    return candidates.phase != SlotCandidates::kAboveHighest;
-}
-
 bool candidates_next(SlotCandidates *candidates, int32 *slot) {
     const SlotRequest &request = *candidates->request;
     CHECK_FOR_INTERRUPTS();

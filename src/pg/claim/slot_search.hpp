@@ -53,6 +53,11 @@ Reap reap(ClaimsTable *table, ItemPointerData tid, TimestampTz now);
 // grant on a window that has room finds it in a few index reads.
 // A window's slots are so used up in order, as a lease's are not (random probes): a window of
 // many slots would otherwise be left with scattered unused slots that only probes could find.
+// A lease claimer (a grant is one) waits for the mutex of its first pick there too: skipping to
+// the next slot left the skipped one empty below a taken one whenever its holder then gave it
+// back (a grant of several permits or a set that could not have them all), and only probes find
+// such a hole (measured: a hostile caller's refused grants of 1000 made 53 holes, and then 99 of
+// 400 single grants were refused with room).
 struct SlotCandidates {
     enum Phase : unsigned char {
         kAboveHighest,
@@ -84,9 +89,6 @@ void candidates_begin(SlotCandidates *candidates, ClaimsTable *table, const Slot
                       SlotGrant *grant);
 // The next slot to try; false when there is none left.
 bool candidates_next(SlotCandidates *candidates, int32 *slot);
-// Whether the slot just offered is worth waiting for when its mutex is taken (a lease claimer's
-// first pick); false where the next candidate is as good.
-bool candidates_may_wait(const SlotCandidates &candidates);
 
 // Under the slot's mutex: whether the slot's rows leave it free. With `reap_expired`, expired
 // leases are recorded as timed out on the way (a lease claimer's insert needs their rows ended);
