@@ -682,7 +682,7 @@ CREATE FUNCTION pgsem.stats(
 -- holder or a waiter.
 CREATE VIEW @extschema@.sem_stats AS
     SELECT COALESCE(c.name, h.name, w.name) AS name,
-           c.name IS NULL AND h.name IS NULL AND w.name IS NULL AS other,
+           c.name IS NULL AND c.names_folded IS NOT NULL AS other,
            c.names_folded, c.since, c.last_active,
            c.granted, c.granted_after_wait, c.refused, c.timed_out, c.wait_errors, c.released,
            c.expired_permits, c.renewed, c.permits_granted, c.wait_seconds, c.wait_max_seconds,
@@ -703,11 +703,13 @@ CREATE VIEW @extschema@.sem_stats AS
                             AS session_slots,
                         pg_catalog.count(*) AS permits_in_use
                    FROM @extschema@.sem_holders s
+                  WHERE s.name IS NOT NULL  -- a session's claims past the 16 the registry lists
                   GROUP BY s.name) h ON h.name OPERATOR(pg_catalog.=) c.name
       FULL JOIN (SELECT v.name, pg_catalog.count(*) AS waiters,
                         pg_catalog.sum(v.permits) AS permits_waited,
                         pg_catalog.min(v.waiting_since) AS oldest_since
                    FROM @extschema@.sem_waiters v
+                  WHERE v.name IS NOT NULL
                   GROUP BY v.name) w
         ON w.name OPERATOR(pg_catalog.=) COALESCE(c.name, h.name);
 COMMENT ON VIEW @extschema@.sem_stats IS

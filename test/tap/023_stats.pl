@@ -137,16 +137,25 @@ is(counts('s.rate') . ' | ' . counts('s.bucket'),
 	'rate and bucket grants and refusals');
 
 # ---- more names than pgsem.stats_max_names: the least recently active are folded -----------
-# 10 names have rows so far, as many as fit. Each new name folds the least recently active one.
+# 10 names have rows so far, as many as fit. A new name folds the least recently active one, at
+# most ten a second: a second new name within 100 ms counts in the other row.
 query(q{SELECT sem_claim('s.extra1', 1, '1 hour'), sem_claim('s.extra2', 1, '1 hour')});
 my $names = query(q{SELECT count(*) FROM sem_stats WHERE NOT other AND granted IS NOT NULL});
 is($names, '10', 'ten names keep rows of their own');
-is(query(q{SELECT names_folded FROM sem_stats WHERE other}), '2',
-	'the two least recently active are folded into the other row');
-is(query(q{SELECT count(*) FROM sem_stats WHERE name IN ('s.lease', 's.rollback')
-             AND granted IS NOT NULL}), '0', 'which were the first two names');
+is(query(q{SELECT names_folded FROM sem_stats WHERE other}), '1',
+	'the least recently active is folded into the other row');
+is(query(q{SELECT string_agg(name, ',' ORDER BY name) FROM sem_stats
+            WHERE name IN ('s.lease', 's.rollback', 's.extra1', 's.extra2')
+              AND granted IS NOT NULL}), 's.extra1,s.rollback',
+	'which was the first name; the second new name has no row of its own');
 is(query(q{SELECT granted FROM sem_stats WHERE other}), '3',
-	'their grants (2 + 1) are in the other row');
+	'the other row holds the folded name\'s grants (2) and the second new name\'s (1)');
+query(q{SELECT pg_sleep(0.15)});
+query(q{SELECT sem_claim('s.extra3', 1, '1 hour')});
+is(query(q{SELECT names_folded FROM sem_stats WHERE other}), '2',
+	'150 ms later a new name folds the next least recently active');
+is(query(q{SELECT count(*) FROM sem_stats WHERE name = 's.rollback' AND granted IS NOT NULL}),
+	'0', 'which was the second name');
 
 # ---- sem_stats_reset: by name, for all; not for PUBLIC ----------------------------------------
 is(query(q{SELECT sem_stats_reset('s.bucket')}), '1', 'a name is reset');
@@ -232,6 +241,22 @@ query("SELECT pg_sleep(0.1)");
 is(query(q{SELECT paused_seconds FROM sem_stats WHERE name = 's.pause'}), $paused,
 	'a rolled-back pause counts nothing');
 
+# ---- a reset keeps a pause in force; claims past the registry's 16 make no second other row --
+query(q{SELECT sem_pause('s.pz', clock_timestamp() + interval '1 hour')});
+query(q{SELECT sem_stats_reset('s.pz')});
+query("SELECT pg_sleep(0.2)");
+$paused = query(q{SELECT paused_seconds FROM sem_stats WHERE name = 's.pz'});
+ok($paused >= 0.19 && $paused < 1, "after a reset the pause in force still counts ($paused)");
+query(q{SELECT sem_pause('s.pz', NULL)});
+is( query(q{BEGIN;
+            SELECT count(sem_claim_xact('s.many' || g, 1)) FROM generate_series(1, 18) g;
+            SELECT count(*) FILTER (WHERE name IS NULL AND NOT other) || ' '
+                   || (count(*) FILTER (WHERE other) <= 1)
+              FROM sem_stats;
+            COMMIT;}),
+	"18\n0 true",
+	'a session\'s claims past the 16 the registry names make no row of their own');
+
 # ---- without the preload: a notice, and holders and waiters as before -----------------------
 $node->append_conf('postgresql.conf', "shared_preload_libraries = ''\n");
 $node->restart;
@@ -239,6 +264,8 @@ $node->restart;
 	q{SELECT name, leases, granted IS NULL FROM sem_stats WHERE name = 's.lease'});
 is($out, 's.lease|1|t', 'not preloaded: the holders show, the counters are NULL');
 like($err, qr/sem_stats counts nothing on this server/, 'and a notice says why');
+unlike($err, qr/invalid configuration parameter/,
+	'pgsem.stats_max_names, still in postgresql.conf, draws no warning');
 
 $node->stop;
 done_testing();

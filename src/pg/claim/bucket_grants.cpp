@@ -95,21 +95,22 @@ bool bucket_grant(const char *function, const text *name, const BucketRule &aske
     BucketCall call{function, name, asked, rule, permits, lock_timeout_deadline(start)};
     require_outside_transaction_block(function);
     if (wait > 0) (void)registry_attach();
+    count_wait_begins(&name, 1, start);  // from here an error ends the call: the abort counts it
     bool granted = false;
     if (hold_line_if_empty(name)) {
         granted = look_in_bucket(call, start + wait).granted;
         let_go_of_line(name);
     } else if (wait == 0) {
+        count_wait_ends();
         count_answer(name, permits, true, false, false, start);
         return false;  // others wait: no passing them
     }
     const bool waited = !granted && wait > 0 && GetCurrentTimestamp() < start + wait;
     if (waited) {
         unlock_rate_grants();  // taken above; a waiter holds it per look
-        count_wait_begins(&name, 1, start);
         granted = wait_in_line(call, start, start + wait);
-        count_wait_ends();
     }
+    count_wait_ends();
     count_answer(name, permits, true, granted, waited, start);
     if (granted) require_durable_commit();
     return granted;

@@ -12,7 +12,8 @@ namespace pgsem {
 void count_answer(const text *name, int32 permits, bool writes_row, bool granted, bool waited,
                   TimestampTz start);
 
-// Around a wait in line (xact/pending_stats.hpp: a wait an error ends is counted by the abort).
+// Around the looks and the wait in line of a claim (xact/pending_stats.hpp): a claim an error
+// ends there (a cancel, terminate, lock_timeout, deadlock) is counted by the abort.
 void count_wait_begins(const text *const *names, int count, TimestampTz start);
 void count_wait_ends();
 

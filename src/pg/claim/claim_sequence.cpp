@@ -401,6 +401,9 @@ SlotGrant claim(const char *function, const SlotRequest &asked, int64 wait) {
     // session is no place to attach).
     if (request.kind != ClaimKind::kLease || wait > 0) (void)registry_attach();
     (void)release_epochs_attach();
+    // From here an error (a cancel, a lock_timeout while a slot's mutex is waited for, one while
+    // waiting in line) ends the claim: the abort counts it (claim_counts.hpp).
+    count_wait_begins(&request.name, 1, start);
     if (hold_line_if_empty(request.name)) {
         const EpochMark mark = release_epochs_mark(request.name);
         grant = look_for_slot(request, false);
@@ -417,16 +420,16 @@ SlotGrant claim(const char *function, const SlotRequest &asked, int64 wait) {
             grant = look_for_slot(request, false);
         let_go_of_line(request.name);
     } else if (wait == 0) {
+        count_wait_ends();
         count_answer(request.name, request.permits, false, false, false, start);
         return grant;  // others wait: no passing them
     }
     const bool waited = !grant.granted && wait > 0;
     if (waited) {
         if (request.rate) unlock_rate_grants();  // taken by admit(); a waiter holds it per look
-        count_wait_begins(&request.name, 1, start);
         grant = wait_for_slot(function, &request, start, start + wait);
-        count_wait_ends();
     }
+    count_wait_ends();
     count_answer(request.name, request.permits, request.kind == ClaimKind::kLease, grant.granted,
                  waited, start);
     if (grant.granted) after_grant(request);
@@ -452,6 +455,10 @@ void claim_all(const char *function, const SetRequest &asked, int64 wait, SetGra
     const SlotRequest &first = set.members[0];
     if (first.kind != ClaimKind::kLease || wait > 0) (void)registry_attach();
     (void)release_epochs_attach();
+    // From here an error ends the claim: the abort counts it on each name (claim()).
+    const text **names = static_cast<const text **>(palloc(sizeof(text *) * set.count));
+    for (int32 m = 0; m < set.count; ++m) names[m] = set.members[m].name;
+    count_wait_begins(names, set.count, start);
     // The lines in the set's order, each held in share mode if nobody waits in it.
     int32 held_lines = 0;
     while (held_lines < set.count && hold_line_if_empty(set.members[held_lines].name)) ++held_lines;
@@ -474,12 +481,9 @@ void claim_all(const char *function, const SetRequest &asked, int64 wait, SetGra
     if (waited) {
         if (has_rate_member(members, set.count))
             unlock_rate_grants();  // taken by admit_set(); a waiter holds it per look
-        const text **names = static_cast<const text **>(palloc(sizeof(text *) * set.count));
-        for (int32 m = 0; m < set.count; ++m) names[m] = set.members[m].name;
-        count_wait_begins(names, set.count, start);
         grant->granted = wait_for_set(function, members, set.count, start, start + wait, grant);
-        count_wait_ends();
     }
+    count_wait_ends();
     for (int32 m = 0; m < set.count; ++m)
         count_answer(set.members[m].name, set.members[m].permits,
                      set.members[m].kind == ClaimKind::kLease, grant->granted, waited, start);

@@ -32,6 +32,7 @@ void stats_rows(Tuplestorestate *store, TupleDesc desc) {
         explain_no_counters();
         return;
     }
+    name_stats_forget_dropped_databases();
     NameStatsRow *rows = nullptr;
     const int count = name_stats_copy(&rows);
     for (int i = 0; i < count; ++i) {

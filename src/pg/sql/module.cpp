@@ -50,14 +50,16 @@ void _PG_init(void) {
         "Off: this session's activity is not counted (the counters need pgsem in "
         "shared_preload_libraries anyway).",
         &pgsem::track_stats, true, PGC_SUSET, 0, nullptr, nullptr, nullptr);
-    // A server-start setting can only be defined while preloading (and only matters then).
-    if (process_shared_preload_libraries_in_progress)
-        DefineCustomIntVariable(
-            "pgsem.stats_max_names", "How many names sem_stats counts each in a row of its own.",
-            "Past that many, the least recently active name is folded into one row for all such "
-            "names. Set at server start; counting needs pgsem in shared_preload_libraries.",
-            &pgsem::stats_max_names, 1000, 10, 100000, PGC_POSTMASTER, 0, nullptr, nullptr,
-            nullptr);
+    // A server-start setting can only be defined while preloading, and only matters then; loaded
+    // later, it is defined as one a reload may set, so that a postgresql.conf that still names
+    // it draws no warning in every session.
+    DefineCustomIntVariable(
+        "pgsem.stats_max_names", "How many names sem_stats counts each in a row of its own.",
+        "Past that many, the least recently active name is folded into one row for all such "
+        "names. Set at server start; counting needs pgsem in shared_preload_libraries.",
+        &pgsem::stats_max_names, 1000, 10, 10000,
+        process_shared_preload_libraries_in_progress ? PGC_POSTMASTER : PGC_SIGHUP, 0, nullptr,
+        nullptr, nullptr);
     MarkGUCPrefixReserved("pgsem");
     pgsem::install_registry_shmem_hooks();
     pgsem::install_release_epochs_shmem_hooks();

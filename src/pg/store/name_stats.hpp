@@ -5,8 +5,9 @@
 // pgsem.stats_max_names (names of all databases together). Without it nothing is counted
 // (name_stats_ready() is false) and everything else works as before. A name gets its row with its
 // first counted event; once stats_max_names names have rows, the least recently active one (of
-// any database) is folded into its database's row for all such names (`other`) to make room, so
-// the memory stays what startup reserved.
+// any database) is folded into its database's row for all such names (`other`) to make room (at
+// most ten a second: a new name meanwhile counts in that row), and no more rows are made than
+// startup reserved (stats_max_names and 64 `other` rows).
 //
 // Adding takes the table's lock in shared mode and the row's spinlock for the microseconds of the
 // sums; a new name takes the lock exclusively. Nothing here raises an error: it is called at the
@@ -45,6 +46,10 @@ struct NameStatsRow {
     core::ClaimTally tally;
     uint64 paused_micros;  // time paused (sem_pause), up to now
 };
+
+// Forgets the rows of databases that no longer exist (reads the catalog: not at the end of a
+// transaction). Called before the rows are shown.
+void name_stats_forget_dropped_databases();
 
 // Every row of this database, palloc'd, in *rows; the count.
 int name_stats_copy(NameStatsRow **rows);
