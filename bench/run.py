@@ -477,11 +477,12 @@ def main():
 
     grants = rate_saturation(args, conn) if args.only in (None, "rates") else []
     samples = wait_latencies(args) if args.only in (None, "waits") else {}
-    draw_plots(med, samples, grants)
+    draw_plots(med if args.only is None else {}, samples, grants)
 
 
 def draw_plots(med, samples, grants):
-    """bench/plots.py's plots of what this run measured, into bench/ beside RESULTS.md."""
+    """bench/plots.py's plots of what this run measured, into bench/ beside RESULTS.md: the
+    throughput plot from a full run only (a run with --only has some of its cells)."""
     try:
         import plots
     except ImportError as e:  # matplotlib missing: the numbers above stand
@@ -509,14 +510,14 @@ def wait_latencies(args):
           f" before the release is sent to the waiter's claim returning ({args.samples} samples)\n")
     print("| freed by | p50 ms | p99 ms | max ms |")
     print("|---|---:|---:|---:|")
-    samples = {}
+    handoffs = {}
     for kind, how in (("lease", "sem_release of a lease"),
                       ("transaction", "COMMIT of a transaction claim"),
                       ("session", "sem_release_session")):
         with tempfile.NamedTemporaryFile("r", suffix=".txt") as out:
             v = driver(args, "handoff", "--kind", kind, "--samples", args.samples,
                        "--samples-out", out.name)
-            samples[how] = [float(line) for line in out if line.strip()]
+            handoffs[how] = [float(line) for line in out if line.strip()]
         print(f"| {how} | {float(v['p50_ms']):.3f} | {float(v['p99_ms']):.3f} |"
               f" {float(v['max_ms']):.3f} |")
     samples = max(args.samples // 5, 20)
@@ -531,7 +532,7 @@ def wait_latencies(args):
     print(f"\nidle waiters: {v['waiters']} clients wait in line for {float(v['seconds']):.1f} s"
           f" while nothing is released: their backends used {float(v['cpu_seconds']):.4f} CPU s,"
           f" {float(v['percent_of_core']):.3f} % of one core ({v['clock']})")
-    return samples
+    return handoffs
 
 
 if __name__ == "__main__":
