@@ -38,7 +38,7 @@ struct Entry {
 // second, so that names churning past the limit cannot stall every counted event (measured: one
 // role churning new names past 100,000 rows took another database's claims from 4,539 to 93 per
 // second). Between folds, a new name counts in its database's other row.
-constexpr TimestampTz kFoldEveryMicros = 100 * 1000;
+constexpr TimestampTz kFoldEveryMicros = 100 * core::kMicrosPerMilli;
 
 struct Control {
     LWLock *lock;       // over the table (shared: changing a row; exclusive: a new row, a reset)
