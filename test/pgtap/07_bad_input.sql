@@ -176,16 +176,16 @@ INSERT INTO bad_input (call, expected) VALUES
 
 ------------------------------------------------------------------------------------------------
 -- 5. The sets: NULL, empty and NULL-holding arrays, and each element checked as for one claim.
---    README: "arrays of 1 to 64 elements, one per semaphore, of equal length (2202E
---    otherwise)". An empty names array and one of 65 are 22023 in this build: red (issue 23).
+--    README: names of 1 to 64 elements (22023 otherwise), ns and permits of the same length
+--    (2202E otherwise).
 ------------------------------------------------------------------------------------------------
 INSERT INTO bad_input (call, expected)
 SELECT format('%s(%s)', f, a), e
   FROM unnest(ARRAY['sem_claim_all', 'sem_claim_xact_all', 'sem_claim_session_all']) f,
        (VALUES (1, $$NULL, ARRAY[1]$$, 'SQLSTATE 22004'),
                (2, $$ARRAY['bi'], NULL$$, 'SQLSTATE 22004'),
-               (3, $$'{}', '{}'$$, 'SQLSTATE 2202E'),
-               (4, $$'{}', ARRAY[1]$$, 'SQLSTATE 2202E'),
+               (3, $$'{}', '{}'$$, 'SQLSTATE 22023'),
+               (4, $$'{}', ARRAY[1]$$, 'SQLSTATE 22023'),
                (5, $$ARRAY['bi'], '{}'$$, 'SQLSTATE 2202E'),
                (6, $$ARRAY[NULL]::text[], ARRAY[1]$$, 'SQLSTATE 22004'),
                (7, $$ARRAY['bi', NULL], ARRAY[1, 1]$$, 'SQLSTATE 22004'),
@@ -199,7 +199,7 @@ SELECT format('%s(%s)', f, a), e
                (15, $$ARRAY['bi', 'bi'], ARRAY[1, 1]$$, 'SQLSTATE 22023'),
                (16, $$ARRAY['bi'], ARRAY[1, 1]$$, 'SQLSTATE 2202E'),
                (17, $$ARRAY[['bi']], ARRAY[[1]]$$, 'SQLSTATE 2202E'),
-               (28, $$array_fill('bi'::text, ARRAY[65]), array_fill(1, ARRAY[65])$$, 'SQLSTATE 2202E'),
+               (28, $$array_fill('bi'::text, ARRAY[65]), array_fill(1, ARRAY[65])$$, 'SQLSTATE 22023'),
                (18, $$ARRAY['bi'], ARRAY[1], permits => '{}'$$, 'SQLSTATE 2202E'),
                (19, $$ARRAY['bi'], ARRAY[1], permits => ARRAY[NULL]::int[]$$, 'SQLSTATE 22004'),
                (20, $$ARRAY['bi'], ARRAY[1], permits => ARRAY[0]$$, 'SQLSTATE 22023'),
