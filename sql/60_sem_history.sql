@@ -60,3 +60,22 @@ SET pgsem.history_retention = -2;
 SELECT sem_prune_history(-1);
 RESET pgsem.history_retention;
 SELECT sem_release(:c);
+
+-- A cap on the claims kept, whatever their age: the newest pgsem.history_max_claims claims by id
+-- (ids are drawn in grant order). Claimers prune past it as they go; sem_prune_history too.
+SET pgsem.history_max_claims = 50;
+SELECT count(sem_release(sem_claim('hist-cap', 5))) AS claimed_and_released
+  FROM generate_series(1, 200);
+SELECT sem_prune_history() >= 0 AS pruned;
+SELECT count(*) AS kept, max(id) - min(id) + 1 = count(*) AS the_newest
+  FROM sem_history WHERE name = 'hist-cap';
+-- A claim past the cap that still holds its slot stays.
+SELECT sem_claim('hist-cap-held', 1, '1 hour') AS held_id \gset
+SELECT count(sem_release(sem_claim('hist-cap', 5))) AS more FROM generate_series(1, 100);
+SELECT sem_prune_history() >= 0 AS pruned_again;
+SELECT sem_held(:held_id) AS still_held,
+       (SELECT count(*) FROM sem_history WHERE name = 'hist-cap') AS kept_again;
+SELECT sem_release(:held_id);
+SET pgsem.history_max_claims = -2;
+RESET pgsem.history_max_claims;
+SHOW pgsem.history_max_claims;

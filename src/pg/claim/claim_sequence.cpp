@@ -433,7 +433,8 @@ SlotGrant claim(const char *function, const SlotRequest &asked, int64 wait) {
     count_answer(request.name, request.permits, request.kind == ClaimKind::kLease, grant.granted,
                  waited, start);
     if (grant.granted) after_grant(request);
-    if (request.kind == ClaimKind::kLease) prune_history_sometimes();
+    if (request.kind == ClaimKind::kLease)
+        prune_history_sometimes(grant.granted ? grant.claim_id : 0);
     return grant;
 }
 
@@ -489,7 +490,8 @@ void claim_all(const char *function, const SetRequest &asked, int64 wait, SetGra
                      set.members[m].kind == ClaimKind::kLease, grant->granted, waited, start);
     if (grant->granted)
         for (int32 m = 0; m < set.count; ++m) after_grant(set.members[m]);
-    if (first.kind == ClaimKind::kLease) prune_history_sometimes();
+    if (first.kind == ClaimKind::kLease)
+        prune_history_sometimes(grant->granted ? grant->claim_id : 0);
 }
 
 }  // namespace pgsem

@@ -314,7 +314,8 @@ int64 prune_claim_history(int64 max_rows) {
     require_primary("sem_prune_history()", true);
     ClaimsTable table;
     claims_open(&table, RowExclusiveLock);
-    const int64 pruned = prune_history(&table, GetCurrentTimestamp(), max_rows);
+    const int64 pruned =
+        prune_history(&table, GetCurrentTimestamp(), claims_last_id(&table), max_rows);
     claims_close(&table);
     return pruned;
 }

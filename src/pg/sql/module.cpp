@@ -22,6 +22,7 @@ void _PG_init(void);
 
 namespace pgsem {
 int history_retention_seconds = 86400;
+int history_max_claims = 250000;
 int first_waiter_recheck_ms = 1000;
 bool require_declared = false;
 }  // namespace pgsem
@@ -33,6 +34,12 @@ void _PG_init(void) {
         "Claimers delete older history as they go. -1 keeps history forever.",
         &pgsem::history_retention_seconds, 86400, -1, INT_MAX, PGC_SUSET, GUC_UNIT_S, nullptr,
         nullptr, nullptr);
+    DefineCustomIntVariable(
+        "pgsem.history_max_claims",
+        "How many of the newest claims pgsem.claims keeps as history, whatever their age.",
+        "Claimers delete older ended claims as they go, as for pgsem.history_retention. -1: no "
+        "cap.",
+        &pgsem::history_max_claims, 250000, -1, INT_MAX, PGC_SUSET, 0, nullptr, nullptr, nullptr);
     DefineCustomIntVariable(
         "pgsem.first_waiter_recheck",
         "How often the first waiter of a semaphore looks for a slot again unwoken.",

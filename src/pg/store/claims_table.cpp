@@ -683,6 +683,19 @@ void wait_for_synchronous_standbys(XLogRecPtr lsn) {
 
 }  // namespace
 
+int64 claims_last_id(ClaimsTable *table) {
+    // The highest id in the table, by one step of a backward scan of the primary key (the
+    // sequence's own last value needs a privilege on it the caller may not have).
+    ClaimScan scan;
+    open_dirty_scan(table, &scan, table->pkey_index, &table->pkey_scans, BackwardScanDirection);
+    ScanKeyInit(&scan.keys[0], 1, BTGreaterEqualStrategyNumber, F_INT8GE, Int64GetDatum(0));
+    start_dirty_scan(table, &scan, 1);
+    ClaimRow row;
+    const int64 last = claim_scan_next(&scan, &row) ? row.id : 0;
+    claim_scan_end(&scan);
+    return last;
+}
+
 int64 claims_next_id(ClaimsTable *table) {
     const int64 id = nextval_internal(table->id_sequence, false);
     // nextval WAL-logs a batch of values ahead and leaves that record for the commit to flush.

@@ -160,6 +160,9 @@ int claims_find_all(ClaimsTable *table, int64 id, ClaimRow *rows, int max);
 // (id, name)).
 int claims_find_on(ClaimsTable *table, int64 id, const text *name, ClaimRow *rows, int max);
 
+// The highest claim id in the table (0: none).
+int64 claims_last_id(ClaimsTable *table);
+
 // The next claim id. Its sequence record is on disk (and on synchronous standbys) before this
 // returns, so that no crash or failover can hand the id out again.
 int64 claims_next_id(ClaimsTable *table);
