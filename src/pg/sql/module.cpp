@@ -22,7 +22,7 @@ void _PG_init(void);
 
 namespace pgsem {
 int history_retention_seconds = 86400;
-int history_max_claims = 250000;
+int history_max_claims = 150000;
 int first_waiter_recheck_ms = 1000;
 bool require_declared = false;
 }  // namespace pgsem
@@ -39,7 +39,7 @@ void _PG_init(void) {
         "How many of the newest claims pgsem.claims keeps as history, whatever their age.",
         "Claimers delete older ended claims as they go, as for pgsem.history_retention. -1: no "
         "cap.",
-        &pgsem::history_max_claims, 250000, -1, INT_MAX, PGC_SUSET, 0, nullptr, nullptr, nullptr);
+        &pgsem::history_max_claims, 150000, -1, INT_MAX, PGC_SUSET, 0, nullptr, nullptr, nullptr);
     DefineCustomIntVariable(
         "pgsem.first_waiter_recheck",
         "How often the first waiter of a semaphore looks for a slot again unwoken.",
