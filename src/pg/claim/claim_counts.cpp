@@ -17,12 +17,4 @@ void count_answer(const text *name, int32 permits, bool writes_row, bool granted
     count_event(name, delta, granted && writes_row);
 }
 
-void count_wait_begins(const text *const *names, int count, TimestampTz start) {
-    wait_begins(names, count, start);
-}
-
-void count_wait_ends() {
-    wait_counted();
-}
-
 }  // namespace pgsem

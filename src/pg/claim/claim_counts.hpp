@@ -1,8 +1,10 @@
 // What the claim sequence and the bucket tell sem_stats' counters of each answer
-// (xact/pending_stats.hpp says when each counts).
+// (xact/pending_stats.hpp says when each counts, and counts a claim an error ends between its
+// count_wait_begins and count_wait_ends).
 #pragma once
 
 #include "pg/base/postgres_api.hpp"
+#include "pg/xact/pending_stats.hpp"
 
 namespace pgsem {
 
@@ -11,10 +13,5 @@ namespace pgsem {
 // grant), counted when it commits.
 void count_answer(const text *name, int32 permits, bool writes_row, bool granted, bool waited,
                   TimestampTz start);
-
-// Around the looks and the wait in line of a claim (xact/pending_stats.hpp): a claim an error
-// ends there (a cancel, terminate, lock_timeout, deadlock) is counted by the abort.
-void count_wait_begins(const text *const *names, int count, TimestampTz start);
-void count_wait_ends();
 
 }  // namespace pgsem

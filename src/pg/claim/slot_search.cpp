@@ -184,12 +184,14 @@ int32 holders_above_n(ClaimsTable *table, const SlotRequest &request, SlotGrant 
 
 namespace {
 
-// A rate limit's slots whose grants' windows have passed, earliest first, into the candidates;
-// the earliest expiry still ahead is noted for a waiter's timer. The index orders the grants by
+// A rate limit's slots whose grants' windows have passed, earliest first, into the candidates,
+// which offer them next (kRatePassed); the earliest expiry still ahead is noted for a waiter's
+// timer. The index orders the grants by
 // grant time, and a grant's window is its name's one `per` (a grant is never renewed), so the
 // first committed one still held ends the read: every later one expires later. (Callers that
 // pass a name different pers can leave passed windows unread here: fewer grants, never more.)
 void read_passed_windows(SlotCandidates *candidates) {
+    candidates->phase = SlotCandidates::kRatePassed;
     const SlotRequest &request = *candidates->request;
     candidates->passed_count = 0;
     candidates->passed_next = 0;
@@ -296,7 +298,6 @@ bool candidates_next(SlotCandidates *candidates, int32 *slot) {
                 candidates->passed_pending = true;
                 return candidates_next(candidates, slot);
             }
-            candidates->phase = SlotCandidates::kRatePassed;
             read_passed_windows(candidates);
             [[fallthrough]];
         case SlotCandidates::kRatePassed:
@@ -313,10 +314,9 @@ bool candidates_next(SlotCandidates *candidates, int32 *slot) {
                 return true;
             }
             // Holes below the highest slot (a grant rolled back while a later one took a slot
-            // above it, a slot skipped for its mutex whose holder gave it back, a claim of another
-            // kind given back): with few slots the general search finds them; with many, only its
-            // random probes look, so that a refusal of a full window costs what a grant costs at
-            // any n, and a hole is found by a later call.
+            // above it, a claim of another kind given back): with few slots the general search
+            // finds them; with many, only its random probes look, so that a refusal of a full
+            // window costs what a grant costs at any n, and a hole is found by a later call.
             candidates->phase = candidates->after_rate;
             candidates->next = 0;
             return candidates_next(candidates, slot);
@@ -335,7 +335,6 @@ bool candidates_next(SlotCandidates *candidates, int32 *slot) {
             if (candidates->passed_pending) {
                 candidates->passed_pending = false;
                 candidates->probes_left = core::kRandomProbes - core::kRateFirstProbes;
-                candidates->phase = SlotCandidates::kRatePassed;
                 read_passed_windows(candidates);
                 return candidates_next(candidates, slot);
             }

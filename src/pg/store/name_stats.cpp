@@ -244,10 +244,9 @@ void name_stats_add_bytes(const char *name, size_t length, const core::ClaimTall
     change_name(name, length, Change{&delta, false, 0});
 }
 
-void name_stats_pause(const text *name, TimestampTz until) {
+void name_stats_pause(const char *name, size_t length, TimestampTz until) {
     if (!name_stats_ready()) return;
-    change_name(VARDATA_ANY(name), static_cast<size_t>(VARSIZE_ANY_EXHDR(name)),
-                Change{nullptr, true, until});
+    change_name(name, length, Change{nullptr, true, until});
 }
 
 void name_stats_forget_dropped_databases() {

@@ -34,8 +34,8 @@ bool name_stats_counting();
 // Adds `delta` to `name`'s counters (`length` bytes at `name`, for callers that hold no text).
 void name_stats_add(const text *name, const core::ClaimTally &delta);
 void name_stats_add_bytes(const char *name, size_t length, const core::ClaimTally &delta);
-// The pause in force on `name` from now on ends at `until` (0: lifted).
-void name_stats_pause(const text *name, TimestampTz until);
+// The pause in force on `name` (`length` bytes) from now on ends at `until` (0: lifted).
+void name_stats_pause(const char *name, size_t length, TimestampTz until);
 
 struct NameStatsRow {
     bool other;  // the row of the names folded to make room

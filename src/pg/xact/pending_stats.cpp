@@ -2,7 +2,6 @@
 #include "core/claim_sets.hpp"
 #include "core/claim_tally.hpp"
 #include "pg/base/boundary.hpp"
-#include "pg/base/claim_types.hpp"
 #include "pg/store/name_stats.hpp"
 #include "pg/xact/pending_stats.hpp"
 
@@ -10,65 +9,50 @@ namespace pgsem {
 
 namespace {
 
-// Counts waiting for their transaction's commit, in TopTransactionContext: a list, newest first,
-// whose entries of the innermost open (sub)transaction are always at its front (an entry is made
-// at the level of the (sub)transaction that counts, and a subtransaction's entries are merged into
-// its parent's or dropped when it ends), and an index by level and name.
+// Counts waiting for their transaction's commit: entries of a hash table in TopTransactionContext,
+// keyed by (sub)transaction level and name, linked newest first. The entries of the innermost open
+// (sub)transaction are always the front of the list: an entry is made at the level of the
+// (sub)transaction that counts, and a subtransaction's entries are merged into its parent's, or
+// dropped, when it ends.
 struct PendingKey {
     int nest_level;
-    char name[core::kMaxNameBytes + 1];  // zero-padded: keys compare bytewise
+    char name[core::kMaxNameBytes + 1];  // NUL-terminated, zero-padded: keys compare bytewise
 };
 struct Pending {
-    PendingKey key;  // first: the index's key
+    PendingKey key;  // first: the hash key
     Pending *next;
-    text *name;
     core::ClaimTally tally;
     bool pause_changed;  // the name's pause was set or lifted: the latest pause_until holds
     TimestampTz pause_until;
 };
 Pending *pending = nullptr;
-struct IndexEntry {
-    PendingKey key;
-    Pending *entry;
-};
-HTAB *pending_index = nullptr;
-
-void key_of(int level, const text *name, PendingKey *key) {
-    memset(key, 0, sizeof(PendingKey));
-    key->nest_level = level;
-    memcpy(key->name, VARDATA_ANY(name),
-           Min(static_cast<size_t>(VARSIZE_ANY_EXHDR(name)), core::kMaxNameBytes));
-}
-
-HTAB *index_of_pending() {
-    if (pending_index == nullptr) {
-        HASHCTL info;
-        memset(&info, 0, sizeof(info));
-        info.keysize = sizeof(PendingKey);
-        info.entrysize = sizeof(IndexEntry);
-        info.hcxt = TopTransactionContext;
-        pending_index =
-            hash_create("pgsem pending counts", 16, &info, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-    }
-    return pending_index;
-}
+HTAB *pending_table = nullptr;
 
 // The pending entry of `name` at this (sub)transaction's level, made if need be.
 Pending *pending_of(const text *name) {
+    if (pending_table == nullptr) {
+        HASHCTL info;
+        memset(&info, 0, sizeof(info));
+        info.keysize = sizeof(PendingKey);
+        info.entrysize = sizeof(Pending);
+        info.hcxt = TopTransactionContext;
+        pending_table =
+            hash_create("pgsem pending counts", 16, &info, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+    }
     PendingKey key;
-    key_of(GetCurrentTransactionNestLevel(), name, &key);
+    memset(&key, 0, sizeof(key));
+    key.nest_level = GetCurrentTransactionNestLevel();
+    memcpy(key.name, VARDATA_ANY(name),
+           Min(static_cast<size_t>(VARSIZE_ANY_EXHDR(name)), core::kMaxNameBytes));
     bool found = false;
-    auto *slot =
-        static_cast<IndexEntry *>(hash_search(index_of_pending(), &key, HASH_ENTER, &found));
-    if (found) return slot->entry;
-    auto *p =
-        static_cast<Pending *>(MemoryContextAllocZero(TopTransactionContext, sizeof(Pending)));
-    p->key = key;
-    p->name = static_cast<text *>(MemoryContextAlloc(TopTransactionContext, VARSIZE_ANY(name)));
-    memcpy(p->name, name, VARSIZE_ANY(name));
-    p->next = pending;
-    pending = p;
-    slot->entry = p;
+    auto *p = static_cast<Pending *>(hash_search(pending_table, &key, HASH_ENTER, &found));
+    if (!found) {
+        p->next = pending;
+        p->tally = core::ClaimTally{};
+        p->pause_changed = false;
+        p->pause_until = 0;
+        pending = p;
+    }
     return p;
 }
 
@@ -111,8 +95,9 @@ void flush_oldest_first(Pending *list) {
         list = next;
     }
     for (Pending *p = oldest_first; p != nullptr; p = p->next) {
-        name_stats_add(p->name, p->tally);
-        if (p->pause_changed) name_stats_pause(p->name, p->pause_until);
+        const size_t length = strlen(p->key.name);
+        name_stats_add_bytes(p->key.name, length, p->tally);
+        if (p->pause_changed) name_stats_pause(p->key.name, length, p->pause_until);
     }
 }
 
@@ -135,7 +120,7 @@ void count_pause(const text *name, TimestampTz until) {
     p->pause_until = until;
 }
 
-void wait_begins(const text *const *names, int count, TimestampTz since) {
+void count_wait_begins(const text *const *names, int count, TimestampTz since) {
     if (!name_stats_counting()) return;
     if (wait == nullptr)
         wait = static_cast<WaitInProgress *>(
@@ -152,7 +137,7 @@ void wait_begins(const text *const *names, int count, TimestampTz since) {
     wait->active = true;
 }
 
-void wait_counted() {
+void count_wait_ends() {
     if (wait != nullptr) wait->active = false;
 }
 
@@ -161,35 +146,31 @@ void pending_stats_at_end(bool commit) {
     // Oldest first (the list is newest first): a subtransaction's entries, moved to its parent,
     // sit before the parent's own, and the parent's pause change is the later one.
     if (commit) flush_oldest_first(pending);
-    pending = nullptr;  // its memory goes with TopTransactionContext, the index's too
-    pending_index = nullptr;
+    pending = nullptr;  // its memory goes with TopTransactionContext
+    pending_table = nullptr;
 }
 
 void pending_stats_at_subtransaction_end(bool commit) {
     const int level = GetCurrentTransactionNestLevel();
     if (!commit && wait != nullptr && wait->nest_level >= level) count_wait_ended_by_error();
     // This subtransaction's entries are the front of the list; those moved to the parent go back
-    // to its front, in their order.
+    // to its front, in their order. An entry is unlinked before it leaves the table.
     Pending *moved = nullptr;
     Pending **moved_tail = &moved;
     while (pending != nullptr && pending->key.nest_level >= level) {
         Pending *p = pending;
         pending = p->next;
-        (void)hash_search(pending_index, &p->key, HASH_REMOVE, nullptr);
-        if (!commit) continue;  // rolled back with the subtransaction
         PendingKey parent_key = p->key;
         parent_key.nest_level = level - 1;
-        auto *parent =
-            static_cast<IndexEntry *>(hash_search(pending_index, &parent_key, HASH_FIND, nullptr));
-        if (parent != nullptr) {
-            merge_into(parent->entry, *p);
+        auto *parent = commit ? static_cast<Pending *>(
+                                    hash_search(pending_table, &parent_key, HASH_FIND, nullptr))
+                              : nullptr;
+        if (parent != nullptr) merge_into(parent, *p);
+        if (!commit || parent != nullptr) {
+            (void)hash_search(pending_table, &p->key, HASH_REMOVE, nullptr);
             continue;
         }
-        p->key = parent_key;  // the parent's now
-        bool found = false;
-        auto *slot =
-            static_cast<IndexEntry *>(hash_search(pending_index, &p->key, HASH_ENTER, &found));
-        slot->entry = p;
+        (void)hash_update_hash_key(pending_table, p, &parent_key);  // the parent's now
         p->next = nullptr;
         *moved_tail = p;
         moved_tail = &p->next;

@@ -19,11 +19,12 @@ void count_event(const text *name, const core::ClaimTally &delta, bool at_commit
 // The pause in force on `name` ends at `until` (0: lifted), as of when the transaction commits.
 void count_pause(const text *name, TimestampTz until);
 
-// A wait in line begins for the names of one claim (several for a set): a wait that an error
-// ends (cancel, terminate, lock_timeout, deadlock) is counted by the abort, for each name, with
-// the time waited. wait_counted() says the claim counts its own wait's end.
-void wait_begins(const text *const *names, int count, TimestampTz since);
-void wait_counted();
+// A claim's looks and wait in line begin, for the names of one claim (several for a set): a claim
+// that an error ends before count_wait_ends() (cancel, terminate, lock_timeout, deadlock) is
+// counted by the abort, for each name, with the time it waited; after it, the claim counts its
+// own answer.
+void count_wait_begins(const text *const *names, int count, TimestampTz since);
+void count_wait_ends();
 
 // Transaction events (xact_events.cpp).
 void pending_stats_at_end(bool commit);

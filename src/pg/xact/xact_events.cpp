@@ -84,10 +84,11 @@ void on_subtransaction(SubXactEvent event, SubTransactionId mine, SubTransaction
     // A wait runs inside one statement: a subtransaction that aborts (a PL/pgSQL handler that
     // caught the wait's error, or the one a wait in line runs in) ends it.
     if (event == SUBXACT_EVENT_ABORT_SUB) registry_forget_wait();
-    if (event == SUBXACT_EVENT_COMMIT_SUB || event == SUBXACT_EVENT_ABORT_SUB)
-        pending_stats_at_subtransaction_end(event == SUBXACT_EVENT_COMMIT_SUB);
-    if (event == SUBXACT_EVENT_COMMIT_SUB || event == SUBXACT_EVENT_ABORT_SUB)
-        held_claims_at_subtransaction_end(event == SUBXACT_EVENT_COMMIT_SUB, mine, parent);
+    if (event == SUBXACT_EVENT_COMMIT_SUB || event == SUBXACT_EVENT_ABORT_SUB) {
+        const bool committed = event == SUBXACT_EVENT_COMMIT_SUB;
+        pending_stats_at_subtransaction_end(committed);
+        held_claims_at_subtransaction_end(committed, mine, parent);
+    }
 }
 
 // Wake-ups wait until the (sub)transaction's locks are gone, so that a waiter woken can take the
