@@ -23,6 +23,7 @@ the server with -m immediate; that needs the server's data directory and, as roo
 it runs as (--pg-os-user).
 
   chaos.py --check-only DIR     the checkers again over a kept record
+  chaos.py --self-test          plants each kind of violation in made-up records
   chaos.py ... --unfenced       writers skip sem_fence and the token condition: the run must
                                 then find lost updates or stale writes
 
@@ -243,7 +244,11 @@ def main():
     ap.add_argument("--pg-log", help="the server log pg_ctl restart writes to")
     ap.add_argument("--no-check", action="store_true", help="run and read the state; no checks")
     ap.add_argument("--check-only", metavar="DIR", help="check a kept record")
+    ap.add_argument("--self-test", action="store_true")
     args = ap.parse_args()
+    if args.self_test:
+        import selftest
+        return selftest.main()
     if args.check_only:
         return check(args.check_only)
     if not args.dsn:
