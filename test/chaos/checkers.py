@@ -19,7 +19,6 @@ BACKEND_ENDERS = ("terminate", "kill_backend", "stop_immediate")
 # crash soon after may lose it (README, Guarantees and limits): within this many seconds of a
 # restart, a release answered true may come back as a claim that timed out or still holds.
 RELEASE_LOSS_SECONDS = 5.0
-MAX_LISTED = 25
 
 
 def anomaly(kind, **details):

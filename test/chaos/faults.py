@@ -10,7 +10,8 @@ all) and at random after that, it
   kill_backend    SIGKILLs a worker's backend: the postmaster ends every backend and recovers;
   stop_immediate  pg_ctl stop -m immediate, a second's downtime, then a restart.
 
-Each fault is logged (injector.jsonl) with its monotonic and wall times, the pids it hit and,
+With --unfenced the injector pauses lease holders' clients every few seconds and restarts
+nothing. Each fault is logged (injector.jsonl) with its monotonic and wall times, the pids it hit and,
 for the two that restart the server, when the server answered again ("recovered"). Paused
 backends are resumed before a restart (a stopped process would hold up the postmaster's
 shutdown) and everything paused is resumed when the injector stops.
@@ -27,11 +28,17 @@ from record import Recorder
 
 KINDS = ["pause_client", "cancel", "terminate", "pause_backend", "kill_backend",
          "stop_immediate"]
-# Where in the run each kind first strikes (fraction of the run), then random ones follow.
-SCHEDULE = [(0.08, "pause_client"), (0.14, "cancel"), (0.20, "terminate"),
-            (0.26, "pause_backend"), (0.36, "kill_backend"), (0.56, "stop_immediate")]
+# Where in the run each kind first strikes (fraction of the run), then random ones follow. The
+# restarts come early: on a loaded machine a recovery can take 10 s or more, and every kind
+# must still have struck in a run of 30 s.
+SCHEDULE = [(0.06, "pause_client"), (0.10, "cancel"), (0.14, "terminate"),
+            (0.18, "pause_backend"), (0.22, "kill_backend"), (0.36, "stop_immediate")]
 WEIGHTS = {"pause_client": 3, "cancel": 3, "terminate": 2, "pause_backend": 2,
            "kill_backend": 0.3, "stop_immediate": 0.25}
+# An unfenced run is there to show that the checkers see what fencing prevents: paused lease
+# holders every few seconds, and no restart (a recovery on a loaded machine eats the run).
+SCHEDULE_UNFENCED = [(i / 12, "pause_client") for i in range(12)]
+WEIGHTS_UNFENCED = dict(WEIGHTS, pause_client=12, kill_backend=0, stop_immediate=0)
 
 
 class Injector:
@@ -205,20 +212,24 @@ class Injector:
 
     def run(self, start, deadline):
         """Strikes until the deadline (monotonic); resumes everything it paused."""
-        length = deadline - start
-        plan = [(start + frac * length, kind) for frac, kind in SCHEDULE]
-        weights = dict(WEIGHTS)
-        if self.unfenced:
-            weights["pause_client"] = 12  # paused lease holders make the stale writes
-        kinds = list(weights)
+        # No new fault in the run's last seconds: everything paused resumes in time.
+        last = deadline - 1.5 * self.cfg["lease"] - 1
+        # The schedule starts once a worker is connected (on a loaded machine the workers can
+        # take seconds to start), and is spread over the time left.
+        while time.monotonic() < start + 0.25 * (last - start) and not self.worker_backends():
+            time.sleep(0.2)
+        begin = time.monotonic()
+        schedule = SCHEDULE_UNFENCED if self.unfenced else SCHEDULE
+        plan = [(begin + frac * (last - begin), kind) for frac, kind in schedule]
+        weights = WEIGHTS_UNFENCED if self.unfenced else WEIGHTS
+        kinds = [k for k in weights if weights[k] > 0]
         mean_gap = 0.6 if self.unfenced else 1.0
-        next_random = start + 1.0
+        next_random = begin + 1.0
         try:
             while True:
                 now = time.monotonic()
                 self.resume_due(now)
-                # No new fault in the run's last seconds: everything paused resumes in time.
-                if now >= deadline - 1.5 * self.cfg["lease"] - 1:
+                if now >= last:
                     break
                 if plan and plan[0][0] <= now:
                     _, kind = plan.pop(0)

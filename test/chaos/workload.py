@@ -78,6 +78,7 @@ class Worker:
     def connect(self):
         backoff = 0.05
         while time.monotonic() < self.deadline:
+            conn = None
             try:
                 conn = psycopg2.connect(self.cfg["dsn"], connect_timeout=3,
                                         application_name="chaos-%s-w%02d" % (self.cfg["run"],
@@ -100,7 +101,11 @@ class Worker:
                                server=ident, wall=time.time())
                 return True
             except psycopg2.Error as e:
-                self.rec.write(ev="connect_failed", w=self.idx, err=str(e).strip()[:200])
+                # A cancel or a restart can strike while the session is being set up.
+                if conn is not None:
+                    conn.close()
+                err = " ".join(str(e).split())
+                self.rec.write(ev="connect_failed", w=self.idx, err=err[-300:])
                 time.sleep(backoff * (0.5 + self.rng.random()))
                 backoff = min(backoff * 2, 1.0)
         return False
