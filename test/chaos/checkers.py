@@ -56,20 +56,33 @@ def last_answers(calls):
     return out
 
 
+def server_key(connect):
+    ident = connect.get("server") or {}
+    return (ident.get("sysid"), ident.get("addr"), ident.get("port"), ident.get("started"))
+
+
 def restarts(data):
     """[(fault time, recovered time or None, wall of the fault, wall recovered, what)]: the
-    injector's restarts and, from the workers' connections, every change of server."""
+    injector's restarts and, from the workers' connections, every change of server (a restart
+    or a failover from outside). The old server went away at its last answer at the earliest,
+    so that is such a change's time; the first connection to the new one is its recovery."""
     out = []
     for f in data["faults"]:
         if f["kind"] in RESTARTS:
             out.append((f["t"], f.get("recovered"), f.get("wall"), f.get("recovered_wall"),
                         f["kind"]))
+    server_of = {(k["w"], k["conn"]): server_key(k) for k in data["connects"]}
+    last_answer = defaultdict(float)
+    for c in data["calls"]:
+        if c["answered"] is not None:
+            key = server_of.get((c["w"], c["conn"]))
+            last_answer[key] = max(last_answer[key], c["answered"])
     seen = None
     for k in sorted(data["connects"], key=lambda e: e["t"]):
-        ident = k.get("server") or {}
-        key = (ident.get("sysid"), ident.get("addr"), ident.get("port"), ident.get("started"))
+        key = server_key(k)
         if seen is not None and key != seen:
-            out.append((k["t"], k["t"], k.get("wall"), k.get("wall"), "server changed"))
+            gone = min(last_answer.get(seen) or k["t"], k["t"])
+            out.append((gone, k["t"], None, None, "server changed"))
         seen = key
     return sorted(out, key=lambda r: r[0])
 
@@ -229,6 +242,8 @@ def check_releases(data):
         if not rows:
             found.append(anomaly("released-claim-missing", id=cid, worker=c["w"]))
             continue
+        # One verdict per claim and name (a claim of k permits has k rows).
+        rows = list({r["name"]: r for r in rows}.values())
         for r in rows:
             if r["outcome"] == "released":
                 if r["ended_at"] > r["expires_at"]:

@@ -203,6 +203,27 @@ def history_id_below_restart(d):
                                               lease=0.1))
 
 
+def failover_id_below(d):
+    # Worker 2 finds another server at 11.0 (a failover from outside) and is answered id 35
+    # there: above every id before the kill at 8 s, below id 40 answered before the failover.
+    d["connects"].append({"ev": "connect", "w": 2, "conn": 2, "pid": 300, "t": 11.0,
+                          "wall": W0 + 11.0, "server": {"addr": "127.0.0.2", "port": 5432,
+                                                        "started": 2, "sysid": "1"}})
+    d["calls"].append(call(2, 95, 67, "permits_lease", "claim", 11.5, 11.6, 35, pid=300, conn=2,
+                           args={"names": ["p"], "ns": [4], "permits": [2], "lease": 2.0}))
+    d["server"]["history"].append(history_row(35, "p", 11.55, None, slot=0, n=4, pid=300))
+    d["server"]["history"].append(history_row(35, "p", 11.55, None, slot=1, n=4, pid=300))
+
+
+def release_lost_in_restart(d):
+    # README: a transaction whose only writes are releases may be lost just before a crash;
+    # the claim then times out. Released at 10.4, the server killed at 10.45: no anomaly.
+    d["server"]["history"][6].update(outcome="timed out", ended_at=us(12.05))
+    d["faults"].insert(1, {"ev": "fault", "kind": "stop_immediate", "t": 10.45,
+                           "wall": W0 + 10.45, "pids": [], "recovered": 11.5,
+                           "recovered_wall": W0 + 11.5})
+
+
 def window_over_n(d):
     d["server"]["history"].append(history_row(32, "rl", 3.9, rate=True, lease=1.0, pid=102,
                                               slot=2))
@@ -246,11 +267,15 @@ PLANTS = [
     (released_by_nobody, "claims-kept", "released-by-nobody"),
     (id_below_restart, "ids-after-restart", "id-not-above-restart"),
     (history_id_below_restart, "ids-after-restart", "id-not-above-restart"),
+    (failover_id_below, "ids-after-restart", "id-not-above-restart"),
     (window_over_n, "rates", "window-over-n"),
     (grant_missing, "rates", "grant-missing-in-history"),
     (ack_grant_missing, "rates", "acknowledged-grant-missing"),
     (bucket_over, "rates", "bucket-over-rate"),
 ]
+
+
+TOLERATED = [release_lost_in_restart]
 
 
 def found_by(data):
@@ -278,6 +303,17 @@ def main():
             print("FAILED: %s: %s found %s, not %s" % (plant.__name__, check, kinds or "nothing",
                                                       kind))
             failed += 1
+    # What the README allows must not be reported.
+    for plant in TOLERATED:
+        d = copy.deepcopy(clean())
+        plant(d)
+        noise = [a for found in found_by(d).values() for a in found]
+        if noise:
+            print("FAILED: %s: reported %s" % (plant.__name__, noise[:3]))
+            failed += 1
+        else:
+            print("ok: %s: no anomaly" % plant.__name__)
+            passed += 1
     covered = {c for _, c, _ in PLANTS}
     missing = [name for name, _, _ in checkers.CHECKS if name not in covered]
     if missing:
