@@ -15,8 +15,9 @@ suite_harness() {
     harness_case tap 2 plant_failing_tap_script
     harness_case stress 1 plant_nothing "STRESS_ARGS=--clients 2 --cycles 3"  # too few to contend
     harness_case stress 1 plant_nothing "STRESS_ARGS=--no-such-option"        # the runner refuses
-    harness_case chaos 1 plant_blind_lost_update_check CHAOS_SUITE_SECONDS=8 \
-        CHAOS_SUITE_UNFENCED_SECONDS=8
+    # Runs long enough to pass unplanted (every fault kind in 30 s), so the failure is the plant's.
+    harness_case chaos 1 plant_blind_lost_update_check CHAOS_SUITE_SECONDS=30 \
+        CHAOS_SUITE_UNFENCED_SECONDS=15
     harness_case client 2 plant_wrong_client_hash
     record_suite harness "$passed" "$failed"
 }
