@@ -20,7 +20,8 @@ SUITES=("$@")
 [ ${#SUITES[@]} -eq 0 ] && SUITES=("${ALL_SUITES[@]}")
 
 # Packages are installed without their recommendations, so pg_prove (recommended by the pgTAP
-# package) is named on its own. The Prometheus programs are for test/tap/024_prometheus.pl, which
+# package) is named on its own; libfaketime steps the clock of test/tap/026_clock_steps.pl's server.
+# The Prometheus programs are for test/tap/024_prometheus.pl, which
 # starts its own on free ports. Installing prometheus and prometheus-postgres-exporter starts
 # their daemons (on ports 9090 and 9187), under systemd or, without it, through their init
 # scripts -- unless /usr/sbin/policy-rc.d forbids it (exit 101, as in Docker images); the
@@ -28,7 +29,7 @@ SUITES=("$@")
 TEST_PACKAGES=("${BUILD_PACKAGES[@]}" cmake libgtest-dev postgresql-15-pgtap
                libtap-parser-sourcehandler-pgtap-perl libipc-run-perl libtest-simple-perl
                python3 python3-psycopg2 python3-psycopg python3-django nodejs pgbouncer
-               clang-format clang-tidy
+               clang-format clang-tidy faketime libfaketime
                prometheus-postgres-exporter prometheus-sql-exporter prometheus)
 # npm: Debian's package, unless the nodejs installed already brings its own (NodeSource's does,
 # and conflicts with Debian's npm).

@@ -13,6 +13,7 @@
 #include "pg/store/pauses.hpp"
 #include "pg/store/registry.hpp"
 #include "pg/store/release_epochs.hpp"
+#include "pg/store/timed_locks.hpp"
 #include "pg/xact/commit_durability.hpp"
 #include "pg/xact/held_claims.hpp"
 #include "pg/xact/history_pruning.hpp"
@@ -389,7 +390,7 @@ void after_grant(const SlotRequest &request) {
 }  // namespace
 
 SlotGrant claim(const char *function, const SlotRequest &asked, int64 wait) {
-    const TimestampTz start = GetCurrentTimestamp();
+    const TimestampTz start = wait_clock_start();
     SlotRequest request = asked;
     resolve_declared_rate(&request);
     admit(function, request);
@@ -443,7 +444,7 @@ SlotGrant claim(const char *function, const SlotRequest &asked, int64 wait) {
 }
 
 void claim_all(const char *function, const SetRequest &asked, int64 wait, SetGrant *grant) {
-    const TimestampTz start = GetCurrentTimestamp();
+    const TimestampTz start = wait_clock_start();
     // Members on names declared sliding windows are rate grants (declared_limits.hpp), which
     // admission and a retry's recall must know.
     SlotRequest *members = static_cast<SlotRequest *>(palloc(sizeof(SlotRequest) * asked.count));
