@@ -42,8 +42,6 @@ void admit(const char *function, const SlotRequest &request) {
         require_outside_transaction_block(function);
         lock_rate_grants();  // before the declaration is read (store/locks.hpp says why)
     }
-    // Each slot of a transaction or session claim is a lock of the server's shared lock table.
-    if (request.kind != ClaimKind::kLease) require_room_for_held_slots(request.permits);
     if (request.kind == ClaimKind::kTransaction)
         warn_if_statement_scoped(function,
                                  "Call it between BEGIN and COMMIT, or take a lease (sem_claim) "
@@ -57,9 +55,16 @@ void admit(const char *function, const SlotRequest &request) {
 void admit_set(const char *function, const SetRequest &set) {
     SlotRequest as_one = set.members[0];
     as_one.rate = has_rate_member(set.members, set.count);
-    as_one.permits = 0;
-    for (int32 m = 0; m < set.count; ++m) as_one.permits += set.members[m].permits;
     admit(function, as_one);
+}
+
+// What the claim may hold of the server's lock table at its peak, checked before it takes any of
+// it (held_claims.hpp).
+void require_room_for(const SlotRequest *members, int32 count) {
+    LockNeed need{count, 0, members[0].kind != ClaimKind::kLease,
+                  members[0].request_key != nullptr};
+    for (int32 m = 0; m < count; ++m) need.slots += members[m].permits;
+    require_lock_room(need);
 }
 
 // ---- the slots of one claim -------------------------------------------------------------------
@@ -394,6 +399,7 @@ SlotGrant claim(const char *function, const SlotRequest &asked, int64 wait) {
     SlotRequest request = asked;
     resolve_declared_rate(&request);
     admit(function, request);
+    require_room_for(&request, 1);
     SlotGrant grant{false, -1, 0, 0, 0};
     // A retry of a claim made with the same key answers with that claim (request_keys.hpp),
     // whatever the declaration says since: the claim is the caller's already.
@@ -454,6 +460,7 @@ void claim_all(const char *function, const SetRequest &asked, int64 wait, SetGra
     }
     const SetRequest set{members, asked.count};
     admit_set(function, set);
+    require_room_for(set.members, set.count);
     grant->granted = false;
     grant->claim_id = 0;
     if (members[0].request_key != nullptr && recall_keyed_set(set, grant)) return;

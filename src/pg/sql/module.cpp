@@ -50,11 +50,11 @@ void _PG_init(void) {
         &pgsem::first_waiter_recheck_ms, 1000, 0, INT_MAX, PGC_SUSET, GUC_UNIT_MS, nullptr, nullptr,
         nullptr);
     DefineCustomIntVariable(
-        "pgsem.max_held_slots",
-        "How many slots one session may hold at once through transaction and session claims.",
-        "Each is a lock of the server's shared lock table (sized by max_locks_per_transaction); "
-        "leases are rows and do not count. -1: no limit.",
-        &pgsem::max_held_slots, 32, -1, 1000000, PGC_SUSET, 0, nullptr, nullptr, nullptr);
+        "pgsem.max_locks_per_session",
+        "How many entries of the server's lock table one session may hold through pgsem at once.",
+        "Counts what each claim holds at its peak: its names' lines, its slots' mutexes, the "
+        "slots of transaction and session claims, request keys. -1: no limit.",
+        &pgsem::max_locks_per_session, 64, -1, INT_MAX, PGC_SUSET, 0, nullptr, nullptr, nullptr);
     DefineCustomBoolVariable(
         "pgsem.require_declared", "Refuses claims on semaphores nobody declared (sem_declare).",
         "Off: an undeclared name is claimed with the caller's own n, as before 1.2.",

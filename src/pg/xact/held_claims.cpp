@@ -171,27 +171,50 @@ int *count_of(ClaimKind kind) {
 
 }  // namespace
 
-int max_held_slots = 32;
+int max_locks_per_session = 64;
 
-void require_room_for_held_slots(int32 permits) {
-    if (max_held_slots < 0) return;
-    const int64 held =
+namespace {
+
+// The lock-table entries this session holds through pgsem: each slot of its transaction and
+// session claims, each such claim's name holders lock (two claims of one name share theirs: an
+// estimate that errs high), and the request keys of the open transaction.
+int64 entries_held() {
+    int64 held =
         static_cast<int64>(session_claim_count) + transaction_claim_count + transaction_key_locks;
-    if (held + permits <= max_held_slots) return;
+    for (int i = 0; i < session_claim_count; ++i)
+        if (session_claims[i].slot == session_claims[i].claim_slot) ++held;
+    for (int i = 0; i < transaction_claim_count; ++i)
+        if (transaction_claims[i].slot == transaction_claims[i].claim_slot) ++held;
+    return held;
+}
+
+}  // namespace
+
+void require_lock_room(const LockNeed &need) {
+    if (max_locks_per_session < 0) return;
+    const int64 names = need.names;
+    const int64 slots = need.slots;
+    const int64 needed =
+        names + slots + (need.holds_locks ? names + slots : 0) + (need.keyed ? names : 0);
+    const int64 held = entries_held();
+    if (held + needed <= max_locks_per_session) return;
     ereport(ERROR,
             (errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-             errmsg("pgsem: a session holds at most %d of pgsem's locks at once "
-                    "(pgsem.max_held_slots)",
-                    max_held_slots),
-             errdetail("It holds %lld (a slot of a transaction or session claim, or a request key "
-                       "used in this transaction, each); this claim asks for %d more.",
-                       static_cast<long long>(held), permits),
-             errhint("Release session claims or end the transaction first, or ask a superuser to "
-                     "raise pgsem.max_held_slots (and max_locks_per_transaction with it).")));
+             errmsg("pgsem: a session holds at most %d entries of the server's lock table "
+                    "through pgsem (pgsem.max_locks_per_session)",
+                    max_locks_per_session),
+             errdetail("It holds %lld; this claim needs %lld more at its peak (names: %lld, "
+                       "slots: %lld%s%s).",
+                       static_cast<long long>(held), static_cast<long long>(needed),
+                       static_cast<long long>(names), static_cast<long long>(slots),
+                       need.holds_locks ? ", each held as a lock" : "",
+                       need.keyed ? ", with a request key" : ""),
+             errhint("Release session claims or end the transaction first, claim fewer names or "
+                     "permits at once, or ask a superuser to raise pgsem.max_locks_per_session "
+                     "(and max_locks_per_transaction with it).")));
 }
 
 void count_request_key_locks(int32 keys) {
-    require_room_for_held_slots(keys);
     transaction_key_locks += keys;
 }
 

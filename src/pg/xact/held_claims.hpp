@@ -15,21 +15,33 @@
 
 namespace pgsem {
 
-// pgsem.max_held_slots: the most slots one session holds at once through transaction and session
-// claims; -1 for no limit. Each such slot is a lock in the server's shared lock table, beside one
-// lock per name, and that table is sized for max_locks_per_transaction per session on average:
-// one session that claimed thousands would leave every other session of the server, pgsem's or
-// not, "out of shared memory" (53200). The default, 32, keeps a session within that share.
-extern int max_held_slots;
+// pgsem.max_locks_per_session: how many entries of the server's shared lock table one session
+// may hold through pgsem at once, counting what a claim will hold at its peak; -1 for no limit.
+// That table is sized for max_locks_per_transaction entries per session on average: sessions that
+// each took far more (thousands of session claims, waiting sets of 64 names, looks for 1,000
+// permits) would leave every session of the server, pgsem's or not, "out of shared memory"
+// (53200). The default, 64, is that share at Postgres' default.
+extern int max_locks_per_session;
 
-// Before a transaction or session claim of `permits` slots looks (or waits): 53400 when they would
-// take this session past pgsem.max_held_slots, with nothing taken.
-void require_room_for_held_slots(int32 permits);
+// What one claim holds in the lock table at its peak (the moment it takes its slots, or while it
+// waits): for each of its names, the name's line (through the look, and through the wait), and,
+// for a transaction or session claim, the name's holders lock; for each of its slots, the slot's
+// mutex (through the look) and, for a transaction or session claim, the slot itself; for a keyed
+// claim, each name's request key (until the transaction ends).
+struct LockNeed {
+    int32 names;
+    int32 slots;
+    bool holds_locks;  // a transaction or session claim
+    bool keyed;
+};
 
-// A request key's lock is held until the transaction ends, another lock of the shared table:
-// before a keyed claim takes `keys` of them, 53400 as above when they would not fit beside the
-// slots held; then they count until the transaction ends (a subtransaction's abort frees its
-// locks, not the count: a retried batch may hit the bound early, never late).
+// Before a claim looks (or waits, or takes a request key): 53400 when what this session holds and
+// what the claim needs at its peak exceed pgsem.max_locks_per_session, with nothing taken.
+void require_lock_room(const LockNeed &need);
+
+// A keyed claim's `keys` request-key locks, held until the transaction ends: they count until
+// then (a subtransaction's abort frees its locks, not the count: a retried batch may hit the
+// bound early, never late).
 void count_request_key_locks(int32 keys);
 
 // Takes slots for a transaction or session claim of this backend, in two steps under each slot's
