@@ -4,7 +4,7 @@
 #   bash test/run-all.sh            # everything (installs Debian packages it lacks, via sudo)
 #   bash test/run-all.sh regress    # only the named suites
 #
-# Suites: lint versions unit regress isolation pgtap tap stress client package harness. Each counts its own tests
+# Suites: lint versions unit regress isolation pgtap tap stress chaos client package harness. Each counts its own tests
 # (the rules are in test/lib/counting.sh); a suite that cannot run counts as one failure. Servers run as an unprivileged user: $PGSEM_OS_USER
 # when this script runs as root, otherwise the invoking user.
 set -uo pipefail
@@ -15,7 +15,7 @@ source "$PGSEM_ROOT/scripts/lib/common.sh"
 # shellcheck source=../scripts/lib/cluster.sh
 source "$PGSEM_ROOT/scripts/lib/cluster.sh" 2>/dev/null || true
 
-ALL_SUITES=(lint versions unit regress isolation pgtap tap stress client package harness)
+ALL_SUITES=(lint versions unit regress isolation pgtap tap stress chaos client package harness)
 SUITES=("$@")
 [ ${#SUITES[@]} -eq 0 ] && SUITES=("${ALL_SUITES[@]}")
 
