@@ -37,6 +37,11 @@ afo_is_number() {
     for w in "$@"; do [[ $w =~ ^[0-9]+$ ]] || return 1; done
 }
 
+# afo_id_above NEW OLD: both are ids and NEW > OLD.
+afo_id_above() {
+    afo_is_number "$1" "$2" && [ "$1" -gt "$2" ]
+}
+
 # durations, shown at the end of the run (never part of a verdict)
 AFO_DURATIONS=()
 note_duration() { AFO_DURATIONS+=("$1: ${2}s"); }

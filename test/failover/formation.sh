@@ -6,7 +6,7 @@ setup_formation() {
     local start=$SECONDS step
     check "the monitor is created and runs (port $AFO_MONITOR_PORT)" afo_create_monitor || return 1
     check "the monitor answers" afo_wait_monitor || return 1
-    check "node1 is created as the primary (port $AFO_PORT_node1)" afo_create_node node1 || return 1
+    check "node1 is created as the primary (port $(afo_port node1))" afo_create_node node1 || return 1
     afo_run node1
     check "node1 runs as the formation's only node" afo_wait_states "node1=single/single" ||
         return 1
@@ -14,7 +14,7 @@ setup_formation() {
     check "CREATE EXTENSION pgsem on the primary" afo_sql node1 "CREATE EXTENSION pgsem" ||
         return 1
     step=$SECONDS
-    check "node2 is created as a standby of node1 (port $AFO_PORT_node2)" afo_create_node node2 ||
+    check "node2 is created as a standby of node1 (port $(afo_port node2))" afo_create_node node2 ||
         return 1
     afo_run node2
     check "the monitor has node1 primary and node2 secondary" \

@@ -8,6 +8,8 @@
 # point into the scratch directory, so nothing outside it is touched and removing it removes all.
 
 AFO_PGCTL=$("$PG_CONFIG" --bindir)/pg_ctl
+AFO_PORT_node1=
+AFO_PORT_node2=
 
 # afo_init: makes the scratch directory and picks the three ports.
 afo_init() {
@@ -16,23 +18,15 @@ afo_init() {
     chmod 755 "$AFO_DIR"
     mkdir -p "$AFO_DIR/sock" "$AFO_DIR/xdg" "$AFO_DIR/logs"
     [ "$(id -u)" -eq 0 ] && chown -R "$PGSEM_OS_USER" "$AFO_DIR"
+    # free_port only probes: draws are repeated until the three differ.
     AFO_MONITOR_PORT=$(free_port) && AFO_PORT_node1=$(free_port) && AFO_PORT_node2=$(free_port) ||
         return 1
-    # free_port only probes: two draws can name the same port.
-    [ "$AFO_MONITOR_PORT" != "$AFO_PORT_node1" ] && [ "$AFO_MONITOR_PORT" != "$AFO_PORT_node2" ] &&
-        [ "$AFO_PORT_node1" != "$AFO_PORT_node2" ] || afo_init_ports_again
-    AFO_MONITOR_URI="postgres://autoctl_node@127.0.0.1:$AFO_MONITOR_PORT/pg_auto_failover?sslmode=disable"
-    AFO_SESSIONS=()
-}
-
-afo_init_ports_again() {
-    AFO_PORT_node1=$(free_port)
-    AFO_PORT_node2=$(free_port)
     while [ "$AFO_PORT_node1" = "$AFO_MONITOR_PORT" ] || [ "$AFO_PORT_node2" = "$AFO_MONITOR_PORT" ] ||
           [ "$AFO_PORT_node1" = "$AFO_PORT_node2" ]; do
-        AFO_PORT_node2=$(free_port)
-        AFO_PORT_node1=$(free_port)
+        AFO_PORT_node1=$(free_port) && AFO_PORT_node2=$(free_port) || return 1
     done
+    AFO_MONITOR_URI="postgres://autoctl_node@127.0.0.1:$AFO_MONITOR_PORT/pg_auto_failover?sslmode=disable"
+    AFO_SESSIONS=()
 }
 
 afo_port() { local v="AFO_PORT_$1"; echo "${!v}"; }
@@ -101,6 +95,7 @@ afo_run() {
     local name=$1
     rm -f "$AFO_DIR/$name.pgid"
     afo_command run --pgdata "$AFO_DIR/$name"
+    # shellcheck disable=SC2016  # $$ and $@ are the inner shell's
     (cd / && exec setsid bash -c 'echo $$ >"$0"; exec "$@"' "$AFO_DIR/$name.pgid" "${AFO_CMD[@]}") \
         >>"$AFO_DIR/logs/$name.log" 2>&1 &
     local _
@@ -112,7 +107,7 @@ afo_run() {
 # immediate: a crash as far as the data is concerned), and waits until its processes are gone.
 afo_stop() {
     local name=$1 mode=${2:-} pgid
-    afo_autoctl stop --pgdata "$AFO_DIR/$name" $mode >/dev/null 2>&1
+    afo_autoctl stop --pgdata "$AFO_DIR/$name" ${mode:+"$mode"} >/dev/null 2>&1
     pgid=$(cat "$AFO_DIR/$name.pgid" 2>/dev/null) || return 0
     local _
     for _ in $(seq 300); do
@@ -168,7 +163,7 @@ afo_states() {
 # afo_wait_states WANT [SECONDS]: waits until afo_states is WANT; false if it never is. The limit
 # only stops a hang: it is generous, and a slow machine only takes longer.
 afo_wait_states() {
-    local want=$1 limit=${2:-180} start=$SECONDS
+    local want=$1 limit=${2:-300} start=$SECONDS
     while [ $((SECONDS - start)) -lt "$limit" ]; do
         [ "$(afo_states)" = "$want" ] && return 0
         sleep 0.5

@@ -3,7 +3,8 @@
 # pg_autoctl on loopback as the unprivileged server user, all under one scratch directory; then
 # claims across a planned failover (scenario_claims.sh), a failover under a claim load watched by
 # test/chaos/chaos.py (scenario_chaos.sh), and a claim acknowledged while the standby is down
-# (scenario_secondary_down.sh). Uses the pgsem installed in the server's directories. Ends with
+# (scenario_secondary_down.sh), then the primary crashed and the standby promoted by the monitor
+# (scenario_crash.sh). Uses the pgsem installed in the server's directories. Ends with
 # "failover: N passed, N failed"; every process it started is ended and the scratch directory
 # removed, also when it fails or is interrupted.
 #
@@ -17,7 +18,8 @@ here="$PGSEM_ROOT/test/failover"
 source "$PGSEM_ROOT/scripts/lib/common.sh"
 # shellcheck source=../../scripts/lib/cluster.sh
 source "$PGSEM_ROOT/scripts/lib/cluster.sh"
-for f in lib checks formation scenario_claims scenario_chaos scenario_secondary_down; do
+for f in lib checks formation scenario_claims scenario_chaos scenario_secondary_down \
+         scenario_crash; do
     # shellcheck disable=SC1090
     source "$here/$f.sh"
 done
@@ -46,10 +48,11 @@ trap 'exit 130' INT TERM
 command -v pg_autoctl >/dev/null || { fail "pg_autoctl not found (postgresql-15-auto-failover)"; exit 1; }
 echo "   $(pg_autoctl version | head -n 1), pg_ctl $AFO_PGCTL"
 afo_init || { fail "could not make the scratch directory or find free ports"; exit 1; }
-echo "   scratch $AFO_DIR; monitor port $AFO_MONITOR_PORT, node1 $AFO_PORT_node1, node2 $AFO_PORT_node2"
+echo "   scratch $AFO_DIR; monitor port $AFO_MONITOR_PORT, node1 $(afo_port node1), node2 $(afo_port node2)"
 
 setup_formation || exit 1
 scenario_claims
 scenario_chaos
 scenario_secondary_down
+scenario_crash
 [ "$AFO_FAILED" -eq 0 ]

@@ -2,10 +2,10 @@
 # claim of 3 permits, a set of two semaphores, a rate grant, and a session claim held by a client
 # with a second client waiting in line behind it. Then `pg_autoctl perform failover`. On the
 # promoted node2: every lease is held with the expiry its client was given, the rate grant still
-# fills its window, a renewal works, ids drawn now exceed every id drawn before; the session
-# claim and the waiter ended with their connections (their clients see errors) and the slot is
-# free; a client whose conninfo lists both nodes with target_session_attrs=read-write lands on
-# node2; node1, now a standby, refuses claims.
+# fills its window, a renewal and a release work, ids drawn now exceed every id drawn before;
+# the session claim and the waiter ended with their connections (their clients see errors) and
+# the slot is free; a client whose conninfo lists both nodes with target_session_attrs=read-write
+# lands on node2; node1, now a standby, refuses claims.
 
 scenario_claims() {
     local p=node1
@@ -26,13 +26,13 @@ scenario_claims() {
     # A session claim held by one client, a waiter in line behind it in another: both live in
     # node1's memory only.
     local session_log="$AFO_DIR/logs/session-holder.log" waiter_log="$AFO_DIR/logs/waiter.log"
-    timeout 600 psql -X -At -h 127.0.0.1 -p "$AFO_PORT_node1" -U "$PGSEM_OS_USER" -d postgres \
+    timeout 600 psql -X -At -h 127.0.0.1 -p "$(afo_port node1)" -U "$PGSEM_OS_USER" -d postgres \
         -c "SELECT sem_claim_session('afo.sess', 1)" -c "SELECT pg_sleep(3600)" \
         >"$session_log" 2>&1 &
     local holder=$!
     afo_poll "SELECT count(*) = 1 FROM sem_holders WHERE name = 'afo.sess' AND kind = 'session'" \
         $p
-    timeout 600 psql -X -At -h 127.0.0.1 -p "$AFO_PORT_node1" -U "$PGSEM_OS_USER" -d postgres \
+    timeout 600 psql -X -At -h 127.0.0.1 -p "$(afo_port node1)" -U "$PGSEM_OS_USER" -d postgres \
         -c "SELECT sem_claim('afo.sess', 1, '1 hour', wait => '1 hour')" >"$waiter_log" 2>&1 &
     local waiter=$!
     check "claims: a session claim is held and a lease claim waits in line behind it" \
@@ -59,10 +59,13 @@ scenario_claims() {
         "$(afo_sql $s "SELECT sem_renew($lease, '2 hours')" \
                       "SELECT expires_at > now() + interval '90 minutes'
                          FROM sem_history WHERE id = $lease")" "$(printf 't\nt')"
+    check_eq "claims: a release of the claim of 3 permits works on node2 and frees its slots" \
+        "$(afo_sql $s "SELECT sem_release($three)" \
+                      "SELECT count(*) FROM sem_holders WHERE id = $three")" "$(printf 't\n0')"
     local new_id
     new_id=$(afo_sql $s "SELECT sem_claim('afo.new', 1, '1 hour')")
     check "claims: an id drawn after the failover ($new_id) exceeds every id before ($max_id)" \
-        afo_is_number "$new_id" "$max_id" && test "$new_id" -gt "$max_id"
+        afo_id_above "$new_id" "$max_id"
 
     # The clients of node1's session claim and waiter lost their connections: a demoted primary
     # ends every session.
@@ -82,17 +85,17 @@ scenario_claims() {
 
     check_eq "claims: a client listing both nodes with target_session_attrs=read-write reaches node2" \
         "$(psql -X -At "$(afo_conninfo)" -c "SELECT inet_server_port(), sem_held($lease)")" \
-        "$AFO_PORT_node2|t"
+        "$(afo_port node2)|t"
     check_eq "claims: node1, now a standby, refuses a claim (25006)" \
         "$(afo_sql node1 "DO \$\$ BEGIN PERFORM sem_claim('afo.lease', 2);
                            EXCEPTION WHEN read_only_sql_transaction THEN RAISE NOTICE 'refused'; END \$\$" 2>&1 |
            grep -o refused)" refused
 }
 
-# afo_poll SQL NODE: waits until SQL returns t on NODE (hang guard: 60 s).
+# afo_poll SQL NODE: waits until SQL returns t on NODE (hang guard: 120 s).
 afo_poll() {
     local _
-    for _ in $(seq 240); do
+    for _ in $(seq 480); do
         [ "$(afo_sql "$2" "$1" 2>/dev/null)" = t ] && return 0
         sleep 0.25
     done

@@ -11,7 +11,7 @@ scenario_secondary_down() {
     p=$(afo_primary)
     s=node1
     [ "$p" = node1 ] && s=node2
-    local ps="AFO_PORT_$p" ss="AFO_PORT_$s"
+    local ps="AFO_PORT_$p"
     afo_stop "$s"
     local log="$AFO_DIR/logs/claim-while-down.log"
     psql -X -At -h 127.0.0.1 -p "${!ps}" -U "$PGSEM_OS_USER" -d postgres \
