@@ -41,6 +41,8 @@ void admit(const char *function, const SlotRequest &request) {
         require_outside_transaction_block(function);
         lock_rate_grants();  // before the declaration is read (store/locks.hpp says why)
     }
+    // Each slot of a transaction or session claim is a lock of the server's shared lock table.
+    if (request.kind != ClaimKind::kLease) require_room_for_held_slots(request.permits);
     if (request.kind == ClaimKind::kTransaction)
         warn_if_statement_scoped(function,
                                  "Call it between BEGIN and COMMIT, or take a lease (sem_claim) "
@@ -54,6 +56,8 @@ void admit(const char *function, const SlotRequest &request) {
 void admit_set(const char *function, const SetRequest &set) {
     SlotRequest as_one = set.members[0];
     as_one.rate = has_rate_member(set.members, set.count);
+    as_one.permits = 0;
+    for (int32 m = 0; m < set.count; ++m) as_one.permits += set.members[m].permits;
     admit(function, as_one);
 }
 

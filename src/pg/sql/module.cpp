@@ -11,6 +11,7 @@
 #include "pg/store/quotas.hpp"
 #include "pg/store/registry.hpp"
 #include "pg/store/release_epochs.hpp"
+#include "pg/xact/held_claims.hpp"
 #include "pg/xact/history_pruning.hpp"
 #include "pg/xact/statement_depth.hpp"
 #include "pg/xact/xact_events.hpp"
@@ -48,6 +49,12 @@ void _PG_init(void) {
         "it off.",
         &pgsem::first_waiter_recheck_ms, 1000, 0, INT_MAX, PGC_SUSET, GUC_UNIT_MS, nullptr, nullptr,
         nullptr);
+    DefineCustomIntVariable(
+        "pgsem.max_held_slots",
+        "How many slots one session may hold at once through transaction and session claims.",
+        "Each is a lock of the server's shared lock table (sized by max_locks_per_transaction); "
+        "leases are rows and do not count. -1: no limit.",
+        &pgsem::max_held_slots, 32, -1, 1000000, PGC_SUSET, 0, nullptr, nullptr, nullptr);
     DefineCustomBoolVariable(
         "pgsem.require_declared", "Refuses claims on semaphores nobody declared (sem_declare).",
         "Off: an undeclared name is claimed with the caller's own n, as before 1.2.",

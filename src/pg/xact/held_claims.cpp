@@ -40,6 +40,9 @@ HeldSlot *transaction_claims = nullptr;
 int transaction_claim_count = 0;
 int transaction_claim_capacity = 0;
 
+// Request keys' locks taken by the open transaction (count_request_key_locks).
+int transaction_key_locks = 0;
+
 void remember(HeldSlot **list, int *count, int *capacity, MemoryContext context, const text *name,
               int32 slot, int32 n) {
     if (*count == *capacity) {
@@ -153,6 +156,7 @@ void forget_transaction_claims() {
     for (int i = 0; i < transaction_claim_count; ++i) count_claim_end(transaction_claims[i]);
     transaction_claims = nullptr;  // its memory goes with TopTransactionContext
     transaction_claim_count = transaction_claim_capacity = 0;
+    transaction_key_locks = 0;
     registry_forget_transaction_claims(session_claim_count);
     relist_claims();
 }
@@ -166,6 +170,30 @@ int *count_of(ClaimKind kind) {
 }
 
 }  // namespace
+
+int max_held_slots = 32;
+
+void require_room_for_held_slots(int32 permits) {
+    if (max_held_slots < 0) return;
+    const int64 held =
+        static_cast<int64>(session_claim_count) + transaction_claim_count + transaction_key_locks;
+    if (held + permits <= max_held_slots) return;
+    ereport(ERROR,
+            (errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+             errmsg("pgsem: a session holds at most %d of pgsem's locks at once "
+                    "(pgsem.max_held_slots)",
+                    max_held_slots),
+             errdetail("It holds %lld (a slot of a transaction or session claim, or a request key "
+                       "used in this transaction, each); this claim asks for %d more.",
+                       static_cast<long long>(held), permits),
+             errhint("Release session claims or end the transaction first, or ask a superuser to "
+                     "raise pgsem.max_held_slots (and max_locks_per_transaction with it).")));
+}
+
+void count_request_key_locks(int32 keys) {
+    require_room_for_held_slots(keys);
+    transaction_key_locks += keys;
+}
 
 bool begin_lock_claim(ClaimKind kind, const text *name, int32 slot, int32 n) {
     const bool session = kind == ClaimKind::kSession;

@@ -15,6 +15,23 @@
 
 namespace pgsem {
 
+// pgsem.max_held_slots: the most slots one session holds at once through transaction and session
+// claims; -1 for no limit. Each such slot is a lock in the server's shared lock table, beside one
+// lock per name, and that table is sized for max_locks_per_transaction per session on average:
+// one session that claimed thousands would leave every other session of the server, pgsem's or
+// not, "out of shared memory" (53200). The default, 32, keeps a session within that share.
+extern int max_held_slots;
+
+// Before a transaction or session claim of `permits` slots looks (or waits): 53400 when they would
+// take this session past pgsem.max_held_slots, with nothing taken.
+void require_room_for_held_slots(int32 permits);
+
+// A request key's lock is held until the transaction ends, another lock of the shared table:
+// before a keyed claim takes `keys` of them, 53400 as above when they would not fit beside the
+// slots held; then they count until the transaction ends (a subtransaction's abort frees its
+// locks, not the count: a retried batch may hit the bound early, never late).
+void count_request_key_locks(int32 keys);
+
 // Takes slots for a transaction or session claim of this backend, in two steps under each slot's
 // mutex. begin_lock_claim takes the slot-holder lock, or answers false when a transaction or
 // session holds the slot already (this backend included) -- the cheap thing to find out first.
