@@ -64,3 +64,17 @@ DIST = pgsem-$(shell sed -n 's/^ *"version": *"\([^"]*\)".*/\1/p' $(tree)/META.j
 dist:
 	git -C $(tree) archive --format=zip --prefix=$(DIST)/ --output=$(CURDIR)/$(DIST).zip HEAD
 .PHONY: dist
+
+# `make chaos`: the chaos run against the installed pgsem (test/chaos/run.sh starts its own
+# cluster); CHAOS_SECONDS long, with CHAOS_WORKERS workers. Exits non-zero on any anomaly.
+CHAOS_SECONDS ?= 60
+CHAOS_WORKERS ?= 32
+chaos:
+	CHAOS_SECONDS=$(CHAOS_SECONDS) CHAOS_WORKERS=$(CHAOS_WORKERS) bash $(tree)/test/chaos/run.sh
+.PHONY: chaos
+
+# `make failover-test`: pg_auto_failover end to end (test/failover/run.sh) against the installed
+# pgsem, with a monitor and two nodes of its own on loopback; the test suite runs it as `failover`.
+failover-test:
+	bash $(tree)/test/failover/run.sh
+.PHONY: failover-test

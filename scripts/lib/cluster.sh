@@ -19,10 +19,10 @@ free_port() {
     return 1
 }
 
-# cluster_start [extra postgres -c settings...]
+# cluster_start [extra postgres -c settings...]; CLUSTER_TEMPLATE names the directory (mktemp).
 cluster_start() {
     ensure_pg_user
-    CLUSTER_DIR=$(mktemp -d /tmp/pgsem-cluster.XXXXXX)
+    CLUSTER_DIR=$(mktemp -d "${CLUSTER_TEMPLATE:-/tmp/pgsem-cluster.XXXXXX}")
     chmod 755 "$CLUSTER_DIR"
     [ "$(id -u)" -eq 0 ] && chown "$PGSEM_OS_USER" "$CLUSTER_DIR"
     PGPORT=$(free_port) || die "no free port"
