@@ -72,3 +72,9 @@ CHAOS_WORKERS ?= 32
 chaos:
 	CHAOS_SECONDS=$(CHAOS_SECONDS) CHAOS_WORKERS=$(CHAOS_WORKERS) bash $(tree)/test/chaos/run.sh
 .PHONY: chaos
+
+# `make failover-test`: pg_auto_failover end to end (test/failover/run.sh) against the installed
+# pgsem, with a monitor and two nodes of its own on loopback; the test suite runs it as `failover`.
+failover-test:
+	bash $(tree)/test/failover/run.sh
+.PHONY: failover-test

@@ -4,7 +4,7 @@
 #   bash test/run-all.sh            # everything (installs Debian packages it lacks, via sudo)
 #   bash test/run-all.sh regress    # only the named suites
 #
-# Suites: lint versions unit regress isolation pgtap tap stress chaos client package harness. Each counts its own tests
+# Suites: lint versions unit regress isolation pgtap tap failover stress soak chaos client package harness. Each counts its own tests
 # (the rules are in test/lib/counting.sh); a suite that cannot run counts as one failure. Servers run as an unprivileged user: $PGSEM_OS_USER
 # when this script runs as root, otherwise the invoking user.
 set -uo pipefail
@@ -15,21 +15,24 @@ source "$PGSEM_ROOT/scripts/lib/common.sh"
 # shellcheck source=../scripts/lib/cluster.sh
 source "$PGSEM_ROOT/scripts/lib/cluster.sh" 2>/dev/null || true
 
-ALL_SUITES=(lint versions unit regress isolation pgtap tap stress chaos client package harness)
+ALL_SUITES=(lint versions unit regress isolation pgtap tap failover stress soak chaos client package harness)
 SUITES=("$@")
 [ ${#SUITES[@]} -eq 0 ] && SUITES=("${ALL_SUITES[@]}")
 
 # Packages are installed without their recommendations, so pg_prove (recommended by the pgTAP
-# package) is named on its own. The Prometheus programs are for test/tap/024_prometheus.pl, which
+# package) is named on its own; libfaketime steps the clock of test/tap/026_clock_steps.pl's server.
+# The Prometheus programs are for test/tap/024_prometheus.pl, which
 # starts its own on free ports. Installing prometheus and prometheus-postgres-exporter starts
 # their daemons (on ports 9090 and 9187), under systemd or, without it, through their init
 # scripts -- unless /usr/sbin/policy-rc.d forbids it (exit 101, as in Docker images); the
 # sql exporter's unit waits for /etc/prometheus-sql-exporter.yml. Started daemons keep running.
+# postgresql-15-auto-failover brings pg_autoctl (pg-auto-failover-cli) for test/failover/.
 TEST_PACKAGES=("${BUILD_PACKAGES[@]}" cmake libgtest-dev postgresql-15-pgtap
                libtap-parser-sourcehandler-pgtap-perl libipc-run-perl libtest-simple-perl
                python3 python3-psycopg2 python3-psycopg python3-django nodejs pgbouncer
-               clang-format clang-tidy
-               prometheus-postgres-exporter prometheus-sql-exporter prometheus)
+               clang-format clang-tidy faketime libfaketime
+               prometheus-postgres-exporter prometheus-sql-exporter prometheus
+               postgresql-15-auto-failover)
 # npm: Debian's package, unless the nodejs installed already brings its own (NodeSource's does,
 # and conflicts with Debian's npm).
 command -v npm >/dev/null 2>&1 || TEST_PACKAGES+=(npm)

@@ -15,6 +15,7 @@ suite_harness() {
     harness_case tap 2 plant_failing_tap_script
     harness_case stress 1 plant_nothing "STRESS_ARGS=--clients 2 --cycles 3"  # too few to contend
     harness_case stress 1 plant_nothing "STRESS_ARGS=--no-such-option"        # the runner refuses
+    harness_case soak 1 plant_kept_session_claim SOAK_SECONDS=20 SOAK_CLIENTS=20
     # Runs long enough to pass unplanted (every fault kind in 30 s), so the failure is the plant's.
     harness_case chaos 1 plant_blind_lost_update_check CHAOS_SUITE_SECONDS=30 \
         CHAOS_SUITE_UNFENCED_SECONDS=15
@@ -119,6 +120,14 @@ ok(1, 'planted pass');
 ok(0, 'planted failure');
 die "planted death\n";
 PERL
+}
+
+# Each soak client still connected takes a session claim as it stops, and keeps it while the
+# checks made with every client connected run.
+plant_kept_session_claim() {
+    grep -q '    def clean_up(self):' test/soak/clients.py &&
+        sed -i '/    def clean_up(self):/a\        if not self.lost(): self.execute("SELECT sem_claim_session(%s, 99)", "soak.planted")' \
+            test/soak/clients.py
 }
 
 # The chaos checker no longer sees a write the chain of writes does not reach (a lost update):

@@ -51,6 +51,7 @@ extern "C" {
 #include "storage/lwlock.h"
 #include "storage/proc.h"
 #include "nodes/makefuncs.h"
+#include "portability/instr_time.h"
 #include "replication/logicalworker.h"
 #include "replication/syncrep.h"
 #include "replication/walsender.h"

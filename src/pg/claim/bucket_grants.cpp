@@ -31,7 +31,7 @@ struct BucketCall {
 // flight; false when it did not get it by then.
 bool take_bucket_mutex(const BucketCall &call, TimestampTz deadline) {
     if (try_lock_bucket_mutex(call.name)) return true;
-    const TimestampTz until = Max(deadline, GetCurrentTimestamp() + kMutexPatience);
+    const TimestampTz until = Max(deadline, wait_clock_now() + kMutexPatience);
     return wait_for_lock_until(lock_bucket_mutex, call.name, until, call.lock_deadline);
 }
 
@@ -86,7 +86,7 @@ bool wait_in_line(BucketCall &call, TimestampTz start, TimestampTz deadline) {
 
 bool bucket_grant(const char *function, const text *name, const BucketRule &asked, int32 permits,
                   int64 wait) {
-    const TimestampTz start = GetCurrentTimestamp();
+    const TimestampTz start = wait_clock_start();
     require_primary(function, true);
     lock_rate_grants();  // before the declaration is read (store/locks.hpp says why)
     // Before the transaction-block check, as the arguments' own checks are: what the caller asked
@@ -105,7 +105,7 @@ bool bucket_grant(const char *function, const text *name, const BucketRule &aske
         count_answer(name, permits, true, false, false, start);
         return false;  // others wait: no passing them
     }
-    const bool waited = !granted && wait > 0 && GetCurrentTimestamp() < start + wait;
+    const bool waited = !granted && wait > 0 && wait_clock_now() < start + wait;
     if (waited) {
         unlock_rate_grants();  // taken above; a waiter holds it per look
         granted = wait_in_line(call, start, start + wait);

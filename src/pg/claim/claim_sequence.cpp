@@ -13,6 +13,7 @@
 #include "pg/store/pauses.hpp"
 #include "pg/store/registry.hpp"
 #include "pg/store/release_epochs.hpp"
+#include "pg/store/timed_locks.hpp"
 #include "pg/xact/commit_durability.hpp"
 #include "pg/xact/held_claims.hpp"
 #include "pg/xact/history_pruning.hpp"
@@ -55,6 +56,15 @@ void admit_set(const char *function, const SetRequest &set) {
     SlotRequest as_one = set.members[0];
     as_one.rate = has_rate_member(set.members, set.count);
     admit(function, as_one);
+}
+
+// What the claim may hold of the server's lock table at its peak, checked before it takes any of
+// it (held_claims.hpp).
+void require_room_for(const SlotRequest *members, int32 count) {
+    LockNeed need{count, 0, members[0].kind != ClaimKind::kLease,
+                  members[0].request_key != nullptr};
+    for (int32 m = 0; m < count; ++m) need.slots += members[m].permits;
+    require_lock_room(need);
 }
 
 // ---- the slots of one claim -------------------------------------------------------------------
@@ -385,10 +395,11 @@ void after_grant(const SlotRequest &request) {
 }  // namespace
 
 SlotGrant claim(const char *function, const SlotRequest &asked, int64 wait) {
-    const TimestampTz start = GetCurrentTimestamp();
+    const TimestampTz start = wait_clock_start();
     SlotRequest request = asked;
     resolve_declared_rate(&request);
     admit(function, request);
+    require_room_for(&request, 1);
     SlotGrant grant{false, -1, 0, 0, 0};
     // A retry of a claim made with the same key answers with that claim (request_keys.hpp),
     // whatever the declaration says since: the claim is the caller's already.
@@ -439,7 +450,7 @@ SlotGrant claim(const char *function, const SlotRequest &asked, int64 wait) {
 }
 
 void claim_all(const char *function, const SetRequest &asked, int64 wait, SetGrant *grant) {
-    const TimestampTz start = GetCurrentTimestamp();
+    const TimestampTz start = wait_clock_start();
     // Members on names declared sliding windows are rate grants (declared_limits.hpp), which
     // admission and a retry's recall must know.
     SlotRequest *members = static_cast<SlotRequest *>(palloc(sizeof(SlotRequest) * asked.count));
@@ -449,6 +460,7 @@ void claim_all(const char *function, const SetRequest &asked, int64 wait, SetGra
     }
     const SetRequest set{members, asked.count};
     admit_set(function, set);
+    require_room_for(set.members, set.count);
     grant->granted = false;
     grant->claim_id = 0;
     if (members[0].request_key != nullptr && recall_keyed_set(set, grant)) return;

@@ -67,10 +67,10 @@ void take_rate_declarations(const text * /*pattern*/) {
 
 // Whether it got the lock within kRateGrantsPatience.
 bool hold_rate_declarations(const text *pattern) {
-    const TimestampTz start = GetCurrentTimestamp();
+    const TimestampTz start = wait_clock_start();
     const TimestampTz lock_deadline = lock_timeout_deadline(start);
     for (;;) {
-        const TimestampTz now = GetCurrentTimestamp();
+        const TimestampTz now = wait_clock_now();
         if (now >= start + kRateGrantsPatience) return false;
         if (wait_for_lock_until(take_rate_declarations, pattern,
                                 Min(now + kRateGrantsTurn, start + kRateGrantsPatience),

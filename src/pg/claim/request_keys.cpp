@@ -6,6 +6,7 @@
 #include "pg/claim/slot_search.hpp"
 #include "pg/store/claims_table.hpp"
 #include "pg/store/locks.hpp"
+#include "pg/xact/held_claims.hpp"
 
 namespace pgsem {
 
@@ -143,6 +144,7 @@ bool find_keyed_claim(const char *function, ClaimsTable *table, const SlotReques
 
 bool recall_keyed_claim(const SlotRequest &request, SlotGrant *grant) {
     const Oid role = GetUserId();
+    count_request_key_locks(1);
     lock_request_key(request.name, role, request.request_key);
     ClaimsTable table;
     claims_open(&table, RowExclusiveLock);
@@ -208,6 +210,7 @@ bool recall_keyed_set(const SetRequest &set, SetGrant *grant) {
     constexpr const char *kFunction = "sem_claim_all()";
     const Oid role = GetUserId();
     // The keys' locks in the set's order, as every claimer of the set takes them.
+    count_request_key_locks(set.count);
     for (int32 m = 0; m < set.count; ++m)
         lock_request_key(set.members[m].name, role, set.members[m].request_key);
     ClaimsTable table;

@@ -77,7 +77,7 @@ bool line_join(LineWait *wait, const SlotRequest &request, TimestampTz start, Ti
         registry_forget_wait();
         return false;
     }
-    wait->next_deadlock_check = GetCurrentTimestamp() + wait->deadlock_interval;
+    wait->next_deadlock_check = wait_clock_now() + wait->deadlock_interval;
     // Waiting behind, in the lock manager, this backend did not watch its client. Now first, it
     // looks before it takes anything: a slot taken for a client that is gone would be lost to
     // everyone until its lease ran out.
@@ -106,7 +106,7 @@ bool line_sleep(LineWait *wait, TimestampTz next_expiry, int32 lacking) {
                            wait->timed);
         wait->noted_n = request.n;
     }
-    const TimestampTz now = GetCurrentTimestamp();
+    const TimestampTz now = wait_clock_now();
     if (now >= wait->deadline) return false;
     if (wait->lock_deadline != 0 && now >= wait->lock_deadline)
         ereport(ERROR, (errcode(ERRCODE_LOCK_NOT_AVAILABLE),
@@ -136,8 +136,12 @@ bool line_sleep(LineWait *wait, TimestampTz next_expiry, int32 lacking) {
     if (first_waiter_recheck_ms > 0)
         wake_at = Min(wake_at, now + static_cast<int64>(first_waiter_recheck_ms) * 1000);
     if (wait->lock_deadline != 0) wake_at = Min(wake_at, wait->lock_deadline);
-    if (next_expiry != 0) wake_at = Min(wake_at, next_expiry);
-    sleep_first_in_line(static_cast<long>(Max(millis_until(wake_at, now), 1)), wait->watch_client);
+    int64 sleep_ms = millis_until(wake_at, now);
+    // A lease's expiry, a window's edge and a pause's end are times on the wall clock: a step
+    // moves them, by design, where it moves no deadline of the wait.
+    if (next_expiry != 0)
+        sleep_ms = Min(sleep_ms, millis_until(next_expiry, GetCurrentTimestamp()));
+    sleep_first_in_line(static_cast<long>(Max(sleep_ms, 1)), wait->watch_client);
     return true;
 }
 

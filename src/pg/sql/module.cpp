@@ -11,6 +11,7 @@
 #include "pg/store/quotas.hpp"
 #include "pg/store/registry.hpp"
 #include "pg/store/release_epochs.hpp"
+#include "pg/xact/held_claims.hpp"
 #include "pg/xact/history_pruning.hpp"
 #include "pg/xact/statement_depth.hpp"
 #include "pg/xact/xact_events.hpp"
@@ -48,6 +49,12 @@ void _PG_init(void) {
         "it off.",
         &pgsem::first_waiter_recheck_ms, 1000, 0, INT_MAX, PGC_SUSET, GUC_UNIT_MS, nullptr, nullptr,
         nullptr);
+    DefineCustomIntVariable(
+        "pgsem.max_locks_per_session",
+        "How many entries of the server's lock table one session may hold through pgsem at once.",
+        "Counts what each claim holds at its peak: its names' lines, its slots' mutexes, the "
+        "slots of transaction and session claims, request keys. -1: no limit.",
+        &pgsem::max_locks_per_session, 64, -1, INT_MAX, PGC_SUSET, 0, nullptr, nullptr, nullptr);
     DefineCustomBoolVariable(
         "pgsem.require_declared", "Refuses claims on semaphores nobody declared (sem_declare).",
         "Off: an undeclared name is claimed with the caller's own n, as before 1.2.",

@@ -3,6 +3,24 @@
 
 namespace pgsem {
 
+namespace {
+TimestampTz clock_started_at = 0;
+instr_time clock_started;
+}  // namespace
+
+TimestampTz wait_clock_start() {
+    INSTR_TIME_SET_CURRENT(clock_started);
+    clock_started_at = GetCurrentTimestamp();
+    return clock_started_at;
+}
+
+TimestampTz wait_clock_now() {
+    instr_time now;
+    INSTR_TIME_SET_CURRENT(now);
+    INSTR_TIME_SUBTRACT(now, clock_started);
+    return clock_started_at + static_cast<int64>(INSTR_TIME_GET_MICROSEC(now));
+}
+
 int64 millis_until(TimestampTz when, TimestampTz now) {
     const int64 micros = when - now;
     return micros <= 0 ? 0 : (micros + 999) / 1000;
@@ -14,7 +32,7 @@ TimestampTz lock_timeout_deadline(TimestampTz start) {
 
 bool wait_for_lock_until(void (*wait)(const text *name), const text *name, TimestampTz deadline,
                          TimestampTz lock_deadline) {
-    const TimestampTz now = GetCurrentTimestamp();
+    const TimestampTz now = wait_clock_now();
     if (now >= deadline) return false;
     int64 timeout_ms = Max(millis_until(deadline, now), 1);
     bool timeout_is_ours = true;

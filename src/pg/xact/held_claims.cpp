@@ -40,6 +40,9 @@ HeldSlot *transaction_claims = nullptr;
 int transaction_claim_count = 0;
 int transaction_claim_capacity = 0;
 
+// Request keys' locks taken by the open transaction (count_request_key_locks).
+int transaction_key_locks = 0;
+
 void remember(HeldSlot **list, int *count, int *capacity, MemoryContext context, const text *name,
               int32 slot, int32 n) {
     if (*count == *capacity) {
@@ -153,6 +156,7 @@ void forget_transaction_claims() {
     for (int i = 0; i < transaction_claim_count; ++i) count_claim_end(transaction_claims[i]);
     transaction_claims = nullptr;  // its memory goes with TopTransactionContext
     transaction_claim_count = transaction_claim_capacity = 0;
+    transaction_key_locks = 0;
     registry_forget_transaction_claims(session_claim_count);
     relist_claims();
 }
@@ -166,6 +170,53 @@ int *count_of(ClaimKind kind) {
 }
 
 }  // namespace
+
+int max_locks_per_session = 64;
+
+namespace {
+
+// The lock-table entries this session holds through pgsem: each slot of its transaction and
+// session claims, each such claim's name holders lock (two claims of one name share theirs: an
+// estimate that errs high), and the request keys of the open transaction.
+int64 entries_held() {
+    int64 held =
+        static_cast<int64>(session_claim_count) + transaction_claim_count + transaction_key_locks;
+    for (int i = 0; i < session_claim_count; ++i)
+        if (session_claims[i].slot == session_claims[i].claim_slot) ++held;
+    for (int i = 0; i < transaction_claim_count; ++i)
+        if (transaction_claims[i].slot == transaction_claims[i].claim_slot) ++held;
+    return held;
+}
+
+}  // namespace
+
+void require_lock_room(const LockNeed &need) {
+    if (max_locks_per_session < 0) return;
+    const int64 names = need.names;
+    const int64 slots = need.slots;
+    const int64 needed =
+        names + slots + (need.holds_locks ? names + slots : 0) + (need.keyed ? names : 0);
+    const int64 held = entries_held();
+    if (held + needed <= max_locks_per_session) return;
+    ereport(ERROR,
+            (errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+             errmsg("pgsem: a session holds at most %d entries of the server's lock table "
+                    "through pgsem (pgsem.max_locks_per_session)",
+                    max_locks_per_session),
+             errdetail("It holds %lld; this claim needs %lld more at its peak (names: %lld, "
+                       "slots: %lld%s%s).",
+                       static_cast<long long>(held), static_cast<long long>(needed),
+                       static_cast<long long>(names), static_cast<long long>(slots),
+                       need.holds_locks ? ", each held as a lock" : "",
+                       need.keyed ? ", with a request key" : ""),
+             errhint("Release session claims or end the transaction first, claim fewer names or "
+                     "permits at once, or ask a superuser to raise pgsem.max_locks_per_session "
+                     "(and max_locks_per_transaction with it).")));
+}
+
+void count_request_key_locks(int32 keys) {
+    transaction_key_locks += keys;
+}
 
 bool begin_lock_claim(ClaimKind kind, const text *name, int32 slot, int32 n) {
     const bool session = kind == ClaimKind::kSession;

@@ -15,6 +15,35 @@
 
 namespace pgsem {
 
+// pgsem.max_locks_per_session: how many entries of the server's shared lock table one session
+// may hold through pgsem at once, counting what a claim will hold at its peak; -1 for no limit.
+// That table is sized for max_locks_per_transaction entries per session on average: sessions that
+// each took far more (thousands of session claims, waiting sets of 64 names, looks for 1,000
+// permits) would leave every session of the server, pgsem's or not, "out of shared memory"
+// (53200). The default, 64, is that share at Postgres' default.
+extern int max_locks_per_session;
+
+// What one claim holds in the lock table at its peak (the moment it takes its slots, or while it
+// waits): for each of its names, the name's line (through the look, and through the wait), and,
+// for a transaction or session claim, the name's holders lock; for each of its slots, the slot's
+// mutex (through the look) and, for a transaction or session claim, the slot itself; for a keyed
+// claim, each name's request key (until the transaction ends).
+struct LockNeed {
+    int32 names;
+    int32 slots;
+    bool holds_locks;  // a transaction or session claim
+    bool keyed;
+};
+
+// Before a claim looks (or waits, or takes a request key): 53400 when what this session holds and
+// what the claim needs at its peak exceed pgsem.max_locks_per_session, with nothing taken.
+void require_lock_room(const LockNeed &need);
+
+// A keyed claim's `keys` request-key locks, held until the transaction ends: they count until
+// then (a subtransaction's abort frees its locks, not the count: a retried batch may hit the
+// bound early, never late).
+void count_request_key_locks(int32 keys);
+
 // Takes slots for a transaction or session claim of this backend, in two steps under each slot's
 // mutex. begin_lock_claim takes the slot-holder lock, or answers false when a transaction or
 // session holds the slot already (this backend included) -- the cheap thing to find out first.
