@@ -30,6 +30,9 @@ KINDS = {
     "permits_xact": 1,   # sem_claim_xact(permits => 2) of a pool
     "permits_session": 1,
     "pool_set": 2,       # sem_claim_all of both pools, permits 1 and 2
+    "xact_set": 1,       # sem_claim_xact_all of both pools in a transaction
+    "session_set": 1,    # sem_claim_session_all of both pools, released name by name
+    "keyed_lease": 2,    # sem_claim with a request_key, asked again after a lost answer
     "rate": 2,           # sem_rate, its grant logged by the granting statement
     "bucket": 2,         # sem_bucket, likewise
 }
@@ -315,6 +318,60 @@ class Worker:
         self.think(0.01, 0.1)
         self.value(op, kind, "release", "SELECT sem_release(%s)", (ids[0],), {"id": ids[0]})
 
+    def op_lock_set(self, op, kind):
+        """A set of transaction claims (held until COMMIT) or of session claims (released name
+        by name) on both pools."""
+        names = [self.cfg["names"]["pool_a"], self.cfg["names"]["pool_b"]]
+        if self.rng.random() < 0.5:
+            names.reverse()
+        ns = [self.cfg["n"][x] for x in names]
+        permits = [1, self.rng.choice([1, 2])]
+        args = {"names": names, "ns": ns, "permits": permits}
+        wait = self.cfg["wait"]
+        if kind == "xact_set":
+            def body():
+                slots = self.value(op, kind, "claim_xact_all",
+                                   "SELECT sem_claim_xact_all(%s::text[], %s::int[],"
+                                   " make_interval(secs => %s), %s::int[])",
+                                   (names, ns, wait, permits), args)
+                if slots is None:
+                    raise CallFailed(None, "no slots")
+                self.think(0.01, 0.1)
+            self.transaction(op, kind, body)
+            return
+        slots = self.value(op, kind, "claim_session_all",
+                           "SELECT sem_claim_session_all(%s::text[], %s::int[],"
+                           " make_interval(secs => %s), %s::int[])", (names, ns, wait, permits),
+                           args)
+        if slots is None:
+            return
+        self.think(0.01, 0.1)
+        for name, slot in zip(names, slots):
+            self.value(op, kind, "release_session", "SELECT sem_release_session(%s, %s)",
+                       (name, slot), {"names": [name], "slot": slot})
+
+    def op_keyed_lease(self, op, kind):
+        """A lease with a request key: when the answer is lost (a terminate, a restart), the
+        worker reconnects and asks again with the same key, which answers with the first
+        attempt's claim if it committed and is live, or makes one."""
+        pool = self.cfg["names"]["pool_a"]
+        n = self.cfg["n"][pool]
+        lease, wait = self.cfg["lease"], self.cfg["wait"]
+        key = "w%d-op%d" % (self.idx, op)
+        args = {"names": [pool], "ns": [n], "permits": [1], "lease": lease, "key": key}
+        sql = ("SELECT sem_claim(%s, %s, make_interval(secs => %s), make_interval(secs => %s),"
+               " request_key => %s)")
+        try:
+            claim = self.value(op, kind, "claim", sql, (pool, n, lease, wait, key), args)
+        except ConnLost:
+            if not self.connect():
+                return
+            claim = self.value(op, kind, "claim", sql, (pool, n, lease, wait, key), args)
+        if claim is None:
+            return
+        self.think(0.01, 0.1)
+        self.value(op, kind, "release", "SELECT sem_release(%s)", (claim,), {"id": claim})
+
     def op_grant(self, op, kind):
         """A rate or bucket grant, logged by the statement that makes it (both commit, or
         neither does)."""
@@ -356,6 +413,10 @@ class Worker:
             self.op_permits(op, kind)
         elif kind == "pool_set":
             self.op_pool_set(op, kind)
+        elif kind in ("xact_set", "session_set"):
+            self.op_lock_set(op, kind)
+        elif kind == "keyed_lease":
+            self.op_keyed_lease(op, kind)
         else:
             self.op_grant(op, kind)
 
