@@ -252,7 +252,8 @@ def check_releases(data):
             found.append(anomaly("released-claim-missing", id=cid, worker=c["w"]))
             continue
         # One verdict per claim and name (a claim of k permits has k rows).
-        rows = list({r["name"]: r for r in rows}.values())
+        # A set's rate grant is not released: it counts until its window has passed.
+        rows = list({r["name"]: r for r in rows if not r["rate"]}.values())
         for r in rows:
             if r["outcome"] == "released":
                 if r["ended_at"] > r["expires_at"]:
@@ -376,6 +377,8 @@ def check_claims_kept(data):
                                  "claim-rows-wrong", id=cid, worker=c["w"], want=dict(want),
                                  have=dict(have)))
         for r in rows:
+            if r["rate"]:
+                continue  # a grant: held for its window, ended by nobody's release
             if r["outcome"] == "released":
                 if not any(x["status"] == "info" or (x["status"] == "ok" and x["v"] is True)
                            for x in releases[cid]):

@@ -33,6 +33,7 @@ KINDS = {
     "xact_set": 1,       # sem_claim_xact_all of both pools in a transaction
     "session_set": 1,    # sem_claim_session_all of both pools, released name by name
     "keyed_lease": 2,    # sem_claim with a request_key, asked again after a lost answer
+    "rate_set": 1,       # sem_claim_all of a pool and the rate limit (pers), its grant logged
     "rate": 2,           # sem_rate, its grant logged by the granting statement
     "bucket": 2,         # sem_bucket, likewise
 }
@@ -372,6 +373,35 @@ class Worker:
         self.think(0.01, 0.1)
         self.value(op, kind, "release", "SELECT sem_release(%s)", (claim,), {"id": claim})
 
+    def op_rate_set(self, op, kind):
+        """A set of a pool's lease and a grant of the sliding window (pers), all or nothing, the
+        grant logged by the statement that makes it, as sem_rate's are; then the lease released
+        (the grant counts until its window has passed)."""
+        r = self.cfg["rate"]
+        pool, rate = self.cfg["names"]["pool_b"], self.cfg["names"]["rate"]
+        names, ns = [pool, rate], [self.cfg["n"][pool], r["n"]]
+        permits = [1, self.rng.choice([1, 1, 2])]
+        lease, wait = self.cfg["lease"], self.rng.choice([0, 0.2])
+        sql = ("WITH g AS (SELECT sem_claim_all(%(names)s::text[], %(ns)s::int[],"
+               " make_interval(secs => %(lease)s), make_interval(secs => %(wait)s),"
+               " %(permits)s::int[], pers => ARRAY[NULL, make_interval(secs => %(per)s)]) AS ids),"
+               " l AS (INSERT INTO chaos_grant (run, name, kind, op, permits, pid, s_at, c_at)"
+               " SELECT %(run)s, %(rate)s, %(kind)s, %(op)s, %(p)s, pg_backend_pid(),"
+               " (extract(epoch FROM statement_timestamp()) * 1e6)::bigint,"
+               " (extract(epoch FROM clock_timestamp()) * 1e6)::bigint"
+               " FROM g WHERE g.ids IS NOT NULL RETURNING 1)"
+               " SELECT ids FROM g")  # l runs whether read or not
+        ids = self.value(op, kind, "claim_all", sql,
+                        {"names": names, "ns": ns, "lease": lease, "wait": wait,
+                         "permits": permits, "per": r["per"], "run": self.cfg["run"],
+                         "rate": rate, "kind": kind, "op": op, "p": permits[1]},
+                        {"names": names, "ns": ns, "permits": permits, "lease": lease,
+                         "rate_member": rate})
+        if not ids:
+            return
+        self.think(0.01, 0.1)
+        self.value(op, kind, "release", "SELECT sem_release(%s)", (ids[0],), {"id": ids[0]})
+
     def op_grant(self, op, kind):
         """A rate or bucket grant, logged by the statement that makes it (both commit, or
         neither does)."""
@@ -417,6 +447,8 @@ class Worker:
             self.op_lock_set(op, kind)
         elif kind == "keyed_lease":
             self.op_keyed_lease(op, kind)
+        elif kind == "rate_set":
+            self.op_rate_set(op, kind)
         else:
             self.op_grant(op, kind)
 
