@@ -74,6 +74,23 @@ SELECT try($$SELECT sem_claim_all(ARRAY['hs-a', 'hs-b', 'hs-c'], ARRAY[8, 8, 8],
        AS refused_before_waiting;
 SELECT sem_release_session('hs-k', 0) AS released;
 
+-- After a lowering, a look also picks a slot (under its mutex) for each holder above the new n:
+-- 6 leases held on a name declared with n = 10, lowered to 2, make a claim's look want 1 + 4
+-- slots. With a bound of 5 the look is refused (53400) before it picks them, not answered NULL.
+SELECT sem_declare('hs-lowered', 10);
+SELECT count(sem_claim('hs-lowered')) AS held FROM generate_series(1, 6);
+SELECT sem_declare('hs-lowered', 2);
+SET pgsem.max_locks_per_session = 5;
+SELECT try($$SELECT sem_claim('hs-lowered')$$) AS spares_refused;
+SELECT try($$SELECT sem_claim_all(ARRAY['hs-lowered'], ARRAY[2], '1 minute')$$)
+       AS set_spares_refused;
+SET pgsem.max_locks_per_session = 6;
+SELECT sem_claim('hs-lowered') IS NULL AS room_for_the_look_but_no_slot;
+RESET pgsem.max_locks_per_session;
+SELECT count(sem_release(id)) AS released FROM (
+    SELECT DISTINCT id FROM sem_holders WHERE name = 'hs-lowered') h;
+SELECT sem_undeclare('hs-lowered');
+
 -- Only a superuser sets it (a role raising its own bound would bound nothing); -1: no bound (1000
 -- taken here; the server's lock table is the limit then).
 RESET pgsem.max_locks_per_session;

@@ -67,6 +67,15 @@ void require_room_for(const SlotRequest *members, int32 count) {
     require_lock_room(need);
 }
 
+// After a lowering a look also picks a slot for each holder above the new n (slots_wanted), each
+// under its mutex: `spares` more, known only once the look has counted them, checked before it
+// picks them (its request keys, taken by then, count among what the session holds).
+void require_room_for_spares(const SlotRequest *members, int32 count, int32 spares) {
+    LockNeed need{count, spares, members[0].kind != ClaimKind::kLease, false};
+    for (int32 m = 0; m < count; ++m) need.slots += members[m].permits;
+    require_lock_room(need);
+}
+
 // ---- the slots of one claim -------------------------------------------------------------------
 
 // The slots one look has found free, each under its mutex, until it has as many as the claim has
@@ -237,6 +246,7 @@ SlotGrant look_for_slot(const SlotRequest &request, bool first_waiter) {
     claims_open(&table, request.kind == ClaimKind::kLease ? RowExclusiveLock : AccessShareLock);
     const QuotaHold quota = hold_claims_quota(&table, request.kind, request.permits);
     const int32 wanted = slots_wanted(&table, request, &grant);
+    if (wanted > request.permits) require_room_for_spares(&request, 1, wanted - request.permits);
     int32 one_slot = 0;
     PickedSlots picks{&one_slot, 0};
     if (wanted > 1) picks.slots = static_cast<int32 *>(palloc(sizeof(int32) * wanted));
@@ -278,9 +288,14 @@ int32 look_for_set(const SetRequest &set, bool first_waiter, SetGrant *out, int3
     int32 permits = 0;
     for (int32 m = 0; m < set.count; ++m) permits += set.members[m].permits;
     const QuotaHold quota = hold_claims_quota(&table, kind, permits);
+    int32 spares = 0;
     for (int32 m = 0; m < set.count && short_member < 0; ++m) {
         const SlotRequest &member = set.members[m];
         const int32 wanted = slots_wanted(&table, member, &grants[m]);
+        if (wanted > member.permits) {
+            spares += wanted - member.permits;
+            require_room_for_spares(set.members, set.count, spares);
+        }
         picks[m] = PickedSlots{static_cast<int32 *>(palloc(sizeof(int32) * wanted)), 0};
         const bool may_wait = kind == ClaimKind::kLease && !first_waiter && m == 0;
         ++picked_members;
