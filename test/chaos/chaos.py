@@ -47,6 +47,7 @@ import psycopg2  # noqa: E402
 import checkers  # noqa: E402
 import record  # noqa: E402
 from faults import Injector  # noqa: E402
+import summary  # noqa: E402
 from summary import summarize  # noqa: E402
 from workload import worker_main  # noqa: E402
 
@@ -73,7 +74,8 @@ def make_config(args, run):
     n[names["pool_a"]] = 4
     n[names["pool_b"]] = 4
     return {"run": run, "prefix": prefix, "dsn": args.dsn, "fenced": not args.unfenced,
-            "lease": 2.0, "wait": 1.0, "resources": args.resources, "names": names, "n": n,
+            "lease": 2.0, "wait": 1.0, "stall": 0.03, "resources": args.resources,
+            "names": names, "n": n,
             "rate": {"n": 6, "per": 1.0}, "bucket": {"n": 20, "per": 1.0, "burst": 4},
             "workers": args.workers, "seconds": args.seconds, "faults": args.faults}
 
@@ -225,7 +227,11 @@ def check(record_dir):
         json.dump(results, f, indent=1, default=str)
     if not data["calls"]:
         return 2
-    return 1 if anomalies else 0
+    # A run that did not exercise what it claims to check proves less: that fails too.
+    unexercised = summary.unexercised(data)
+    if unexercised:
+        print("chaos: the run did not exercise: " + ", ".join(unexercised))
+    return 1 if anomalies or unexercised else 0
 
 
 def main():

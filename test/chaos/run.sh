@@ -10,7 +10,8 @@
 #
 # Arguments go to chaos.py. The record (JSON lines, the server's state, the server log) stays in
 # the directory printed (CHAOS_RECORD_DIR to choose it). Exit status: 0 no anomaly, 1 anomalies
-# (or a crash in the server log that the injector did not cause), 2 the run could not run.
+# (or a crash in the server log that the injector did not cause, or a kind of operation or fault
+# that never ran), 2 the run could not run.
 set -uo pipefail
 # shellcheck source-path=SCRIPTDIR/../..
 
@@ -45,8 +46,15 @@ timeout $((SECONDS_TO_RUN + 300)) "$PYTHON" "$PGSEM_ROOT/test/chaos/chaos.py" \
     --seconds "$SECONDS_TO_RUN" --workers "$WORKERS" --faults all \
     --pgdata "$CLUSTER_DIR/data" --pg-log "$CLUSTER_DIR/server.log" \
     --pg-bindir "$PG_BINDIR" --pg-os-user "$PGSEM_OS_USER" \
-    --record-dir "$RECORD_DIR" --no-check "$@"
+    --record-dir "$RECORD_DIR" --no-check "$@" &
+runner=$!
+# timeout leads a process group of its own, out of the terminal's reach: a Ctrl-C here ends it,
+# its workers (woken first: the injector may have stopped some) and the cluster.
+trap 'kill -TERM -- "-$runner" 2>/dev/null; kill -CONT -- "-$runner" 2>/dev/null
+      cluster_stop; echo "chaos: interrupted"; exit 130' INT TERM
+wait "$runner"
 rc=$?
+trap - INT TERM
 cp "$CLUSTER_DIR/server.log" "$RECORD_DIR/server.log" 2>/dev/null
 cluster_stop
 trap - EXIT

@@ -61,3 +61,15 @@ def summarize(data, results):
 def missing(kinds, seen):
     gone = [k for k in kinds if k not in seen]
     return " (missing: %s)" % ", ".join(gone) if gone else ""
+
+
+def unexercised(data):
+    """The kinds of operation, and with --faults all in a fenced run the kinds of fault, that
+    the run never got to."""
+    cfg = data["config"]
+    ops = {c["kind"] for c in data["calls"]}
+    gone = ["operation " + k for k in workload.KINDS if k not in ops]
+    if cfg["faults"] == "all" and cfg["fenced"]:
+        seen = {f["kind"] for f in data["faults"]}
+        gone += ["fault " + k for k in faults.KINDS if k not in seen]
+    return gone

@@ -90,6 +90,10 @@ class Worker:
                 conn.autocommit = True
                 cur = conn.cursor()
                 cur.execute("SET statement_timeout = '20s'")
+                # pgsem makes every claim, renewal and grant durable whatever the session says
+                # (README, Guarantees and limits): off here, a claim it did not would be lost in
+                # the injector's crashes and show as an acknowledged claim missing.
+                cur.execute("SET synchronous_commit = off")
                 # The history must stay whole for the checkers (superusers only; the runner's
                 # cluster sets both server-wide anyway).
                 for setting in ("pgsem.history_max_claims = -1",
@@ -174,6 +178,13 @@ class Worker:
         head = self.value(op, kind, "read",
                           "SELECT v FROM chaos_resource WHERE run = %s AND k = %s", (run, k),
                           {"k": k})
+        if fenced_by is not None and self.rng.random() < self.cfg["stall"]:
+            # A holder that stalls between its read and its write for longer than its lease (a
+            # GC pause, a swap storm): the injector's pauses rarely land in this window, and it
+            # is the one where only the fence keeps a second holder from reading the same head.
+            stall = self.cfg["lease"] * self.rng.uniform(1.2, 1.6)
+            self.rec.write(ev="stall", w=self.idx, op=op, seconds=stall, t=time.monotonic())
+            time.sleep(stall)
         self.think(0.005, 0.03)  # the client computes the new value
         token = "%(claim)s" if fenced_by is not None else "token"
         guard = " AND token <= %(claim)s" if fenced_by is not None and self.cfg["fenced"] else ""
@@ -192,9 +203,12 @@ class Worker:
             raise CallFailed("refused", "the token condition refused the write")
 
     def transaction(self, op, kind, body):
-        """BEGIN, body(), COMMIT; ROLLBACK on a failed call. A lost connection propagates."""
+        """BEGIN, body(), COMMIT; ROLLBACK on a failed call. A lost connection propagates.
+        The session runs with synchronous_commit off, so that a claim that pgsem failed to make
+        durable could be lost in a crash; the workload's own writes commit durably."""
         self.call(op, kind, "begin", "BEGIN")
         try:
+            self.call(op, kind, "sync_on", "SET LOCAL synchronous_commit = on")
             body()
         except CallFailed:
             self.rollback(op, kind)
