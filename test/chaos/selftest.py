@@ -119,6 +119,24 @@ def second_holder(d):
     d["server"]["history"].append(history_row(50, "r0", 1.2, 1.56, "released", slot=0))
 
 
+def slot_taken_from_fenced(d):
+    # Worker 2 fences claim 60 of r1 at 20.14 and stalls past its lease (2 s from 20.0) until its
+    # COMMIT at 23.0; worker 1's lease of r1 answered at 22.5 took the slot the fence still held.
+    # Only the fence's hold (to the COMMIT) makes the two overlap: the lease alone ends at 22.0.
+    d["config"]["n"]["r1"] = 1
+    a = {"names": ["r1"], "ns": [1], "permits": [1], "lease": 2.0}
+    for i, (f, s_, e, v, args) in enumerate([
+            ("claim", 20.0, 20.1, 60, a), ("begin", 20.11, 20.12, None, {}),
+            ("fence", 20.13, 20.14, us(20.135), {"id": 60}),
+            ("commit", 23.0, 23.01, None, {}), ("release", 23.1, 23.11, False, {"id": 60})]):
+        d["calls"].append(call(2, 640 + i, 64, "lease_write", f, s_, e, v, args=args))
+    for i, (f, s_, e, v, args) in enumerate([
+            ("claim", 22.4, 22.5, 61, a), ("release", 22.8, 22.81, True, {"id": 61})]):
+        d["calls"].append(call(1, 650 + i, 65, "lease_write", f, s_, e, v, args=args))
+    d["server"]["history"] += [history_row(60, "r1", 20.05, 22.05, "timed out"),
+                               history_row(61, "r1", 22.45, 22.805, "released")]
+
+
 def pool_over_n(d):
     # A third holder of 2 permits of p while 2 (lease 11) + 1 (set 12) are held: 5 > 4.
     d["calls"].append(call(0, 70, 61, "permits_lease", "claim", 1.1, 1.2, 51,
@@ -252,6 +270,7 @@ PLANTS = [
     (second_holder, "holders-client", "too-many-holders"),
     (pool_over_n, "holders-client", "too-many-holders"),
     (xact_overlaps_lease, "holders-client", "too-many-holders"),
+    (slot_taken_from_fenced, "holders-client", "too-many-holders"),
     (second_holder, "holders-server", "too-many-holders"),
     (server_slot_twice, "holders-server", "slot-held-twice"),
     (server_slot_range, "holders-server", "slot-out-of-range"),
