@@ -109,8 +109,8 @@ bool wait_for_lock_until(void (*wait)(const text *name), const text *name, Times
         (void)set_config_option("lock_timeout", setting, PGC_USERSET, PGC_S_SESSION,
                                 GUC_ACTION_SAVE, true, 0, false);
     }
-    // statement_timeout's cancel may follow the timer's before the backend takes either: it then
-    // reports the statement timeout, which must stand (timeout.c marks it inactive as it fires).
+    // statement_timeout's cancel may follow the timer's before the backend takes either: the error
+    // is then the statement timeout's, which must stand (timeout.c marks it inactive as it fires).
     const bool statement_timed = get_timeout_active(STATEMENT_TIMEOUT);
 
     const MemoryContext context = CurrentMemoryContext;
@@ -139,8 +139,11 @@ bool wait_for_lock_until(void (*wait)(const text *name), const text *name, Times
         ErrorData *error = CopyErrorData();
         FlushErrorState();
         const bool cancel = error->sqlerrcode == ERRCODE_QUERY_CANCELED;
-        const bool ours = deadline_cancelled != 0 && cancel &&
-                          !(statement_timed && !get_timeout_active(STATEMENT_TIMEOUT));
+        // A statement timeout whose cancel is still pending came after the error: it is reported
+        // at the caller's next interrupt check.
+        const bool statement_timed_out =
+            statement_timed && !get_timeout_active(STATEMENT_TIMEOUT) && !QueryCancelPending;
+        const bool ours = deadline_cancelled != 0 && cancel && !statement_timed_out;
         // The timer's cancel, not taken because another error came first (the deadlock
         // detector's), must not cancel what the caller does after catching that error.
         if (deadline_cancelled != 0 && !cancel && error->sqlerrcode != ERRCODE_LOCK_NOT_AVAILABLE)
