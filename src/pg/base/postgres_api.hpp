@@ -5,8 +5,10 @@
 // glue files may include this header in any order.
 #pragma once
 
+#include <csignal>
 #include <cstddef>
 #include <cstdint>
+#include <ctime>
 #include <exception>
 #include <new>
 #include <optional>
@@ -81,6 +83,7 @@ extern "C" {
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
+#include "utils/timeout.h"
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 #include "utils/wait_event.h"

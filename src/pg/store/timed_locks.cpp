@@ -6,6 +6,71 @@ namespace pgsem {
 namespace {
 TimestampTz clock_started_at = 0;
 instr_time clock_started;
+
+// The deadline of a lock wait. ProcSleep ends only with the grant or with an error raised at its
+// interrupt check. lock_timeout raises one, but timeout.c compares its end with the wall clock in
+// its SIGALRM handler: a step back stretches the wait by the step, a step forward ends it at the
+// next alarm. So the deadline is a POSIX timer on CLOCK_MONOTONIC, which timeout.c never sees, on
+// a real-time signal Postgres does not use; its handler raises a query cancel, as lock_timeout's
+// does, and notes it as its own only when no cancel was pending: one that was (a user's,
+// statement_timeout's, the caller's lock_timeout's) keeps its error. A cancel that comes after
+// the timer's and before the backend takes it cannot be told apart: it ends the wait as the
+// deadline, and is lost.
+timer_t deadline_timer;
+bool deadline_timer_made = false;
+volatile sig_atomic_t deadline_armed = 0;      // a signal outside a wait is ignored
+volatile sig_atomic_t deadline_cancelled = 0;  // the pending cancel is the timer's
+
+void on_deadline(int) {
+    if (deadline_armed == 0 || proc_exit_inprogress || QueryCancelPending) return;
+    const int saved_errno = errno;
+    deadline_cancelled = 1;
+    QueryCancelPending = true;
+    InterruptPending = true;
+    SetLatch(MyLatch);
+    errno = saved_errno;
+}
+
+void make_deadline_timer() {
+    if (deadline_timer_made) return;
+    // The first real-time signal nobody else in this process handles.
+    int signo = SIGRTMIN;
+    struct sigaction action {};
+    for (; signo <= SIGRTMAX; ++signo)
+        if (sigaction(signo, nullptr, &action) == 0 &&
+            (action.sa_handler == SIG_DFL || action.sa_handler == on_deadline))
+            break;
+    if (signo > SIGRTMAX) elog(ERROR, "no free real-time signal for pgsem's wait deadline");
+    action = {};
+    action.sa_handler = on_deadline;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESTART;
+    struct sigevent event {};
+    event.sigev_notify = SIGEV_SIGNAL;
+    event.sigev_signo = signo;
+    if (sigaction(signo, &action, nullptr) != 0 ||
+        timer_create(CLOCK_MONOTONIC, &event, &deadline_timer) != 0)
+        elog(ERROR, "could not create pgsem's wait deadline timer: %m");
+    deadline_timer_made = true;
+}
+
+void arm_deadline_timer(int64 micros) {
+    struct itimerspec when {};
+    when.it_value.tv_sec = static_cast<time_t>(micros / USECS_PER_SEC);
+    when.it_value.tv_nsec = static_cast<long>(micros % USECS_PER_SEC) * 1000;
+    deadline_cancelled = 0;
+    deadline_armed = 1;
+    if (timer_settime(deadline_timer, 0, &when, nullptr) != 0)
+        elog(ERROR, "could not set pgsem's wait deadline timer: %m");
+}
+
+// Disarming an armed timer of this process cannot fail; a signal it already sent is delivered
+// by the time the call returns, and one that comes later, while nothing is armed, is ignored.
+void disarm_deadline_timer() {
+    const struct itimerspec off {};
+    (void)timer_settime(deadline_timer, 0, &off, nullptr);
+    deadline_armed = 0;
+}
 }  // namespace
 
 TimestampTz wait_clock_start() {
@@ -34,17 +99,19 @@ bool wait_for_lock_until(void (*wait)(const text *name), const text *name, Times
                          TimestampTz lock_deadline) {
     const TimestampTz now = wait_clock_now();
     if (now >= deadline) return false;
-    int64 timeout_ms = Max(millis_until(deadline, now), 1);
-    bool timeout_is_ours = true;
-    if (lock_deadline != 0 && millis_until(lock_deadline, now) < timeout_ms) {
-        timeout_ms = Max(millis_until(lock_deadline, now), 1);
-        timeout_is_ours = false;
-    }
-    char setting[32];
-    snprintf(setting, sizeof(setting), "%lld", static_cast<long long>(Min(timeout_ms, INT_MAX)));
+    make_deadline_timer();
+    // The caller's lock_timeout stays Postgres' own, counted from the start of the call.
     const int guc_level = NewGUCNestLevel();
-    (void)set_config_option("lock_timeout", setting, PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
-                            true, 0, false);
+    if (lock_deadline != 0) {
+        char setting[32];
+        snprintf(setting, sizeof(setting), "%lld",
+                 static_cast<long long>(Min(Max(millis_until(lock_deadline, now), 1), INT_MAX)));
+        (void)set_config_option("lock_timeout", setting, PGC_USERSET, PGC_S_SESSION,
+                                GUC_ACTION_SAVE, true, 0, false);
+    }
+    // statement_timeout's cancel may follow the timer's before the backend takes either: the error
+    // is then the statement timeout's, which must stand (timeout.c marks it inactive as it fires).
+    const bool statement_timed = get_timeout_active(STATEMENT_TIMEOUT);
 
     const MemoryContext context = CurrentMemoryContext;
     const ResourceOwner owner = CurrentResourceOwner;
@@ -53,10 +120,12 @@ bool wait_for_lock_until(void (*wait)(const text *name), const text *name, Times
     MemoryContextSwitchTo(context);
     PG_TRY();
     {
+        arm_deadline_timer(Max(deadline - wait_clock_now(), 1));
         wait(name);
-        // A lock_timeout that fired as the lock was granted leaves its cancel pending (ProcSleep
-        // keeps the indicator): take it here, where it is caught as the wait's own deadline,
-        // not at the next interrupt check, where it would reach the caller as an error.
+        disarm_deadline_timer();
+        // The timer may have fired as the lock was granted: its cancel is taken here, where it is
+        // caught as the deadline passing, not at the next interrupt check, where it would reach
+        // the caller as an error.
         CHECK_FOR_INTERRUPTS();
         ReleaseCurrentSubTransaction();  // the lock passes to the caller's transaction
         MemoryContextSwitchTo(context);
@@ -65,14 +134,25 @@ bool wait_for_lock_until(void (*wait)(const text *name), const text *name, Times
     }
     PG_CATCH();
     {
+        disarm_deadline_timer();  // whatever error ends the wait
         MemoryContextSwitchTo(context);
         ErrorData *error = CopyErrorData();
         FlushErrorState();
+        const bool cancel = error->sqlerrcode == ERRCODE_QUERY_CANCELED;
+        // A statement timeout whose cancel is still pending came after the error: it is reported
+        // at the caller's next interrupt check.
+        const bool statement_timed_out =
+            statement_timed && !get_timeout_active(STATEMENT_TIMEOUT) && !QueryCancelPending;
+        const bool ours = deadline_cancelled != 0 && cancel && !statement_timed_out;
+        // The timer's cancel, not taken because another error came first (the deadlock
+        // detector's), must not cancel what the caller does after catching that error.
+        if (deadline_cancelled != 0 && !cancel && error->sqlerrcode != ERRCODE_LOCK_NOT_AVAILABLE)
+            QueryCancelPending = false;
         RollbackAndReleaseCurrentSubTransaction();  // leaves the lock's queue (LockErrorCleanup)
         MemoryContextSwitchTo(context);
         CurrentResourceOwner = owner;
-        if (error->sqlerrcode != ERRCODE_LOCK_NOT_AVAILABLE || !timeout_is_ours)
-            ReThrowError(error);  // cancel, statement_timeout, the caller's lock_timeout...
+        if (!ours)
+            ReThrowError(error);  // a cancel, statement_timeout, the caller's lock_timeout...
         FreeErrorData(error);
     }
     PG_END_TRY();

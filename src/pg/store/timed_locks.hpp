@@ -1,6 +1,7 @@
-// A lock-manager wait with a deadline of pgsem's own. The lock manager knows only lock_timeout,
-// so the wait runs with lock_timeout set to the time left, inside a subtransaction (catching the
-// timeout's error needs one), whose commit hands the lock on to the caller's transaction.
+// A lock-manager wait with a deadline of pgsem's own. The lock manager's sleep ends only with the
+// grant or an error, so the deadline is a timer of pgsem's on the monotonic clock that cancels
+// the wait, inside a subtransaction (catching the cancel needs one), whose commit hands the lock
+// on to the caller's transaction.
 #pragma once
 
 #include "pg/base/postgres_api.hpp"
