@@ -68,3 +68,19 @@ count_tap_harness() {
     read -r passed failed reported <<<"$counts"
     settle_counts "$passed" "$failed" "$reported" "$files" "$status" "the harness" scripts
 }
+
+# count_summary_line WHO LOG STATUS: "PASSED FAILED" from the last "WHO: N passed, N failed" line
+# of LOG, which a runner of its own (the soak, the failover test) prints from its per-check
+# verdicts; no such line is one failure, and so is a non-zero STATUS with no failure counted.
+count_summary_line() {
+    local who=$1 log=$2 status=$3 line
+    line=$(grep -E "^$who: [0-9]+ passed, [0-9]+ failed$" "$log" | tail -n 1)
+    if [ -z "$line" ]; then
+        echo "FAILED: $who ended without its summary line (exit status $status)" >&2
+        echo "0 1"
+        return
+    fi
+    # shellcheck disable=SC2046
+    settle_counts $(sed -E "s/^$who: ([0-9]+) passed, ([0-9]+) failed$/\\1 \\2/" <<<"$line") \
+        0 0 "$status" "$who" checks
+}

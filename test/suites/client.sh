@@ -23,15 +23,8 @@ suite_client() {
     create_test_database "$db" || { record_suite client 0 1; return; }
 
     # Python: the first python3 that has psycopg2 (Debian's python3-psycopg2 is for /usr/bin).
-    local python="" candidate
-    for candidate in /usr/bin/python3 python3; do
-        if command -v "$candidate" >/dev/null 2>&1 && "$candidate" -c 'import psycopg2' 2>/dev/null
-        then
-            python=$candidate
-            break
-        fi
-    done
-    if [ -z "$python" ]; then
+    local python
+    if ! python=$(psycopg2_python); then
         echo "FAILED: client-python: no python3 with psycopg2 (package python3-psycopg2)"
         failed=$((failed + 1))
     else

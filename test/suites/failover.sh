@@ -5,22 +5,12 @@
 # and uses the pgsem installed in the server's directories. Each check counts one; a run that
 # ends without its summary line, or exits non-zero with no failure counted, adds one failure.
 suite_failover() {
-    local out="$SCRATCH/failover" log rc line p f
+    local out="$SCRATCH/failover" log rc
     mkdir -p "$out"
     log="$out/failover.log"
     # The limit only stops a hang: a run takes a few minutes, longer on a loaded machine.
     timeout 1200 bash "$PGSEM_ROOT/test/failover/run.sh" 2>&1 | tee "$log"
     rc=${PIPESTATUS[0]}
-    line=$(grep -E '^failover: [0-9]+ passed, [0-9]+ failed$' "$log" | tail -n 1)
-    if [ -z "$line" ]; then
-        echo "FAILED: test/failover/run.sh ended without its summary (exit status $rc)"
-        record_suite failover 0 1
-        return
-    fi
-    read -r p f <<<"$(sed -E 's/^failover: ([0-9]+) passed, ([0-9]+) failed$/\1 \2/' <<<"$line")"
-    if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
-        echo "FAILED: test/failover/run.sh exited with status $rc"
-        f=1
-    fi
-    record_suite failover "$p" "$f"
+    # shellcheck disable=SC2046
+    record_suite failover $(count_summary_line failover "$log" "$rc")
 }

@@ -10,16 +10,9 @@
 # the registry reserved at startup are the paths a production server runs, and a backend that
 # crashes under the soak takes down no other suite's server. Its log holds this run alone.
 suite_soak() {
-    local out="$SCRATCH/soak" python="" candidate
+    local out="$SCRATCH/soak" python
     mkdir -p "$out"
-    for candidate in /usr/bin/python3 python3; do
-        if command -v "$candidate" >/dev/null 2>&1 && "$candidate" -c 'import psycopg2' 2>/dev/null
-        then
-            python=$candidate
-            break
-        fi
-    done
-    if [ -z "$python" ]; then
+    if ! python=$(psycopg2_python); then
         echo "FAILED: soak: no python3 with psycopg2 (package python3-psycopg2)"
         record_suite soak 0 1
         return
@@ -36,18 +29,8 @@ suite_soak() {
             --server-log "$CLUSTER_DIR/server.log" \
             --log-offset "$(stat -c %s "$CLUSTER_DIR/server.log")"
     ) >"$out/soak.log" 2>&1
-    local status=$? line p=0 f=0
+    local status=$?
     cat "$out/soak.log"
-    line=$(grep -E '^soak: [0-9]+ passed, [0-9]+ failed$' "$out/soak.log" | tail -n 1)
-    if [ -z "$line" ]; then
-        echo "FAILED: soak ended without its count line (exit status $status)"
-        record_suite soak 0 1
-        return
-    fi
-    read -r p f <<<"$(sed -E 's/^soak: ([0-9]+) passed, ([0-9]+) failed$/\1 \2/' <<<"$line")"
-    if [ "$status" -ne 0 ] && [ "$f" -eq 0 ]; then
-        echo "FAILED: soak exited with status $status"
-        f=1
-    fi
-    record_suite soak "$p" "$f"
+    # shellcheck disable=SC2046
+    record_suite soak $(count_summary_line soak "$out/soak.log" "$status")
 }
