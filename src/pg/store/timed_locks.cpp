@@ -17,14 +17,22 @@ instr_time clock_started;
 // the timer's and before the backend takes it cannot be told apart: it ends the wait as the
 // deadline, and is lost.
 timer_t deadline_timer;
+int deadline_signal = 0;
 bool deadline_timer_made = false;
 volatile sig_atomic_t deadline_armed = 0;      // a signal outside a wait is ignored
-volatile sig_atomic_t deadline_cancelled = 0;  // the pending cancel is the timer's
+volatile sig_atomic_t deadline_cancelled = 0;  // the timer raised a cancel
+// Whether statement_timeout was set when the wait began, and whether it had fired already when
+// the timer did: then the cancel error in flight is the statement timeout's, and the timer's
+// cancel, raised after it, is a leftover.
+volatile sig_atomic_t statement_timed = 0;
+volatile sig_atomic_t deadline_after_statement_timeout = 0;
 
 void on_deadline(int) {
     if (deadline_armed == 0 || proc_exit_inprogress || QueryCancelPending) return;
     const int saved_errno = errno;
     deadline_cancelled = 1;
+    deadline_after_statement_timeout =
+        statement_timed != 0 && !get_timeout_active(STATEMENT_TIMEOUT) ? 1 : 0;
     QueryCancelPending = true;
     InterruptPending = true;
     SetLatch(MyLatch);
@@ -40,7 +48,10 @@ void make_deadline_timer() {
         if (sigaction(signo, nullptr, &action) == 0 &&
             (action.sa_handler == SIG_DFL || action.sa_handler == on_deadline))
             break;
-    if (signo > SIGRTMAX) elog(ERROR, "no free real-time signal for pgsem's wait deadline");
+    if (signo > SIGRTMAX)
+        ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_RESOURCES),
+                        errmsg("pgsem: no free real-time signal for a wait's deadline timer"),
+                        errdetail("Every real-time signal of this backend has a handler.")));
     action = {};
     action.sa_handler = on_deadline;
     sigemptyset(&action.sa_mask);
@@ -50,8 +61,26 @@ void make_deadline_timer() {
     event.sigev_signo = signo;
     if (sigaction(signo, &action, nullptr) != 0 ||
         timer_create(CLOCK_MONOTONIC, &event, &deadline_timer) != 0)
-        elog(ERROR, "could not create pgsem's wait deadline timer: %m");
+        ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_RESOURCES),
+                        errmsg("pgsem: could not create a wait's deadline timer: %m"),
+                        errhint("Each backend that waits needs one POSIX timer, counted against "
+                                "the server's user's RLIMIT_SIGPENDING (ulimit -i).")));
+    deadline_signal = signo;
     deadline_timer_made = true;
+}
+
+// Other code loaded into the backend since (a procedural language's signal handling) may have
+// taken the signal over: a timer whose signal nobody handles as pgsem's would never end the wait,
+// or, with the default action, end the backend and with it every session of the server.
+void require_deadline_signal() {
+    struct sigaction action {};
+    if (sigaction(deadline_signal, nullptr, &action) != 0 || action.sa_handler != on_deadline)
+        ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                        errmsg("pgsem: real-time signal %d of this backend, its wait deadline "
+                               "timer's, has been given another handler",
+                               deadline_signal),
+                        errhint("Claim with waits from a session that does not install its own "
+                                "handlers for real-time signals.")));
 }
 
 void arm_deadline_timer(int64 micros) {
@@ -59,9 +88,12 @@ void arm_deadline_timer(int64 micros) {
     when.it_value.tv_sec = static_cast<time_t>(micros / USECS_PER_SEC);
     when.it_value.tv_nsec = static_cast<long>(micros % USECS_PER_SEC) * 1000;
     deadline_cancelled = 0;
+    deadline_after_statement_timeout = 0;
+    statement_timed = get_timeout_active(STATEMENT_TIMEOUT) ? 1 : 0;
     deadline_armed = 1;
     if (timer_settime(deadline_timer, 0, &when, nullptr) != 0)
-        elog(ERROR, "could not set pgsem's wait deadline timer: %m");
+        ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_RESOURCES),
+                        errmsg("pgsem: could not set a wait's deadline timer: %m")));
 }
 
 // Disarming an armed timer of this process cannot fail; a signal it already sent is delivered
@@ -109,9 +141,7 @@ bool wait_for_lock_until(void (*wait)(const text *name), const text *name, Times
         (void)set_config_option("lock_timeout", setting, PGC_USERSET, PGC_S_SESSION,
                                 GUC_ACTION_SAVE, true, 0, false);
     }
-    // statement_timeout's cancel may follow the timer's before the backend takes either: the error
-    // is then the statement timeout's, which must stand (timeout.c marks it inactive as it fires).
-    const bool statement_timed = get_timeout_active(STATEMENT_TIMEOUT);
+    require_deadline_signal();
 
     const MemoryContext context = CurrentMemoryContext;
     const ResourceOwner owner = CurrentResourceOwner;
@@ -138,16 +168,14 @@ bool wait_for_lock_until(void (*wait)(const text *name), const text *name, Times
         MemoryContextSwitchTo(context);
         ErrorData *error = CopyErrorData();
         FlushErrorState();
-        const bool cancel = error->sqlerrcode == ERRCODE_QUERY_CANCELED;
-        // A statement timeout whose cancel is still pending came after the error: it is reported
-        // at the caller's next interrupt check.
-        const bool statement_timed_out =
-            statement_timed && !get_timeout_active(STATEMENT_TIMEOUT) && !QueryCancelPending;
-        const bool ours = deadline_cancelled != 0 && cancel && !statement_timed_out;
-        // The timer's cancel, not taken because another error came first (the deadlock
-        // detector's), must not cancel what the caller does after catching that error.
-        if (deadline_cancelled != 0 && !cancel && error->sqlerrcode != ERRCODE_LOCK_NOT_AVAILABLE)
-            QueryCancelPending = false;
+        // The error is the timer's when it is a cancel the timer raised before statement_timeout
+        // fired.
+        const bool ours = deadline_cancelled != 0 && error->sqlerrcode == ERRCODE_QUERY_CANCELED &&
+                          deadline_after_statement_timeout == 0;
+        // Another error came first (the caller's lock_timeout, the deadlock detector, a statement
+        // timeout) and the timer fired before it was disarmed: its cancel must not cancel what
+        // the caller does after catching that error.
+        if (deadline_cancelled != 0 && !ours) QueryCancelPending = false;
         RollbackAndReleaseCurrentSubTransaction();  // leaves the lock's queue (LockErrorCleanup)
         MemoryContextSwitchTo(context);
         CurrentResourceOwner = owner;
@@ -157,6 +185,9 @@ bool wait_for_lock_until(void (*wait)(const text *name), const text *name, Times
     }
     PG_END_TRY();
     AtEOXact_GUC(true, guc_level);
+    // A cancel that came for this statement after the timer's (a user's, statement_timeout's)
+    // ends it here with its own error: left pending, it would cancel the session's next one.
+    if (!held && QueryCancelPending) CHECK_FOR_INTERRUPTS();
     return held;
 }
 
