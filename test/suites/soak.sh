@@ -28,6 +28,11 @@ suite_soak() {
             --steady $((clients < 10 ? clients : 10)) \
             --server-log "$CLUSTER_DIR/server.log" \
             --log-offset "$(stat -c %s "$CLUSTER_DIR/server.log")"
+        status=$?
+        # The cluster goes with the subshell; its log stays for a look (PGSEM_KEEP_SCRATCH=1).
+        cp "$CLUSTER_DIR/server.log" "$out/server.log" 2>/dev/null
+        grep -E 'terminated by signal|PANIC|TRAP:' "$out/server.log" | head -n 5
+        exit "$status"
     ) >"$out/soak.log" 2>&1
     local status=$?
     cat "$out/soak.log"
