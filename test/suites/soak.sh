@@ -21,6 +21,8 @@ suite_soak() {
     # In a subshell: the cluster's variables and its EXIT trap (which stops it) stay there, away
     # from the shared cluster that other suites use.
     (
+        # A backend that crashes leaves a core in the data directory, kept below for a look.
+        ulimit -c unlimited 2>/dev/null
         cluster_start shared_preload_libraries=pgsem
         create_test_database pgsem_soak || exit 1
         timeout $((seconds + 300)) "$python" "$PGSEM_ROOT/test/soak/soak.py" \
@@ -31,7 +33,9 @@ suite_soak() {
         status=$?
         # The cluster goes with the subshell; its log stays for a look (PGSEM_KEEP_SCRATCH=1).
         cp "$CLUSTER_DIR/server.log" "$out/server.log" 2>/dev/null
-        grep -E 'terminated by signal|PANIC|TRAP:' "$out/server.log" | head -n 5
+        if grep -E 'terminated by signal|PANIC|TRAP:' "$out/server.log" | head -n 5 | grep .; then
+            cp "$CLUSTER_DIR"/data/core* "$out/" 2>/dev/null && echo "cores kept in $out"
+        fi
         exit "$status"
     ) >"$out/soak.log" 2>&1
     local status=$?
