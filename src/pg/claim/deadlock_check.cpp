@@ -42,14 +42,19 @@ int node_of(Graph *graph, int id) {
     return graph->node_count++;
 }
 
+// node_of may move the node arrays (repalloc): a node's index is taken before any of them is
+// indexed. `graph->kinds[node_of(graph, id)] = ...` read graph->kinds first (C++17 sequences E1
+// before E2 in E1[E2]) and wrote through the array node_of had just freed: one byte past its end,
+// into the next chunk's header (its size), which later let an array overrun its chunk.
 void add_edge(Graph *graph, int waiter_id, int blocker_id) {
+    const int waiter = node_of(graph, waiter_id);
+    const int blocker = node_of(graph, blocker_id);
     if (graph->edge_count == graph->edge_capacity) {
         graph->edge_capacity *= 2;
         graph->edges = static_cast<core::WaitEdge *>(
             repalloc(graph->edges, graph->edge_capacity * sizeof(core::WaitEdge)));
     }
-    graph->edges[graph->edge_count++] =
-        core::WaitEdge{node_of(graph, waiter_id), node_of(graph, blocker_id)};
+    graph->edges[graph->edge_count++] = core::WaitEdge{waiter, blocker};
 }
 
 // ---- leases ----------------------------------------------------------------------------------
@@ -143,7 +148,8 @@ void add_lock_waits(Graph *graph, const LockData *locks) {
     for (int w = 0; w < locks->nelements; ++w) {
         const LockInstanceData &waiter = locks->locks[w];
         if (waiter.waitLockMode == NoLock) continue;
-        graph->kinds[node_of(graph, waiter.pid)] = core::WaitKind::kAll;
+        const int node = node_of(graph, waiter.pid);  // may move graph->kinds
+        graph->kinds[node] = core::WaitKind::kAll;
         const LockMethod method = GetLockTagsMethodTable(&waiter.locktag);
         const LOCKMASK conflicts = method->conflictTab[waiter.waitLockMode];
         for (int h = 0; h < locks->nelements; ++h) {
@@ -251,7 +257,8 @@ void add_lease_holders(Graph *graph, const FirstWaiter &first, const Leases &lea
                 break;
             case LeaseEnd::kLockersFinish: {
                 const int slot_node = graph->next_slot_id--;
-                graph->kinds[node_of(graph, slot_node)] = core::WaitKind::kAll;
+                const int node = node_of(graph, slot_node);  // may move graph->kinds
+                graph->kinds[node] = core::WaitKind::kAll;
                 add_edge(graph, first.pid, slot_node);
                 for (int l = 0; l < lease.locker_count; ++l)
                     add_edge(graph, slot_node, lease.locker_pids[l]);
